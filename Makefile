@@ -1,0 +1,13 @@
+.PHONY: check lint test bench
+
+check: lint test
+
+lint:
+	ruff check .
+	ruff format --check .
+
+test:
+	pytest
+
+bench:
+	python benchmarks/bench_lattice.py

@@ -1,0 +1,1 @@
+"""Backends run SQL. Everything else in anonsql only *builds* SQL (sqlglot expressions)."""

@@ -1,0 +1,117 @@
+"""What every backend offers. Library code talks to this interface only, so a second engine
+(PostgreSQL, Spark) is one more subclass, not a rewrite."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from anonsql.backend.sql_templates import ident
+from anonsql.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class Backend(ABC):
+    """Runs SQL built by the rest of anonsql on one database connection."""
+
+    #: sqlglot dialect the backend's SQL is written in.
+    dialect: str = "duckdb"
+
+    def __init__(self) -> None:
+        self._tx_depth = 0
+
+    # -- running SQL ---------------------------------------------------------------------
+    def sql_text(self, statement: exp.Expression | str) -> str:
+        if isinstance(statement, exp.Expression):
+            return statement.sql(dialect=self.dialect)
+        return statement
+
+    @abstractmethod
+    def execute(self, statement: exp.Expression | str, params: list[Any] | None = None) -> None:
+        """Run one statement for its effect."""
+
+    @abstractmethod
+    def fetchall(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> list[tuple]:
+        """Run one query and return its rows."""
+
+    @abstractmethod
+    def fetch_df(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> pd.DataFrame:
+        """Run one query and return a pandas DataFrame."""
+
+    @abstractmethod
+    def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
+        """Create table ``name`` from a DataFrame (replacing a table of that name)."""
+
+    # -- transactions ----------------------------------------------------------------------
+    @abstractmethod
+    def _begin(self) -> None: ...
+
+    @abstractmethod
+    def _commit(self) -> None: ...
+
+    @abstractmethod
+    def _rollback(self) -> None: ...
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All or nothing: nested uses join the outermost transaction."""
+        if self._tx_depth:
+            self._tx_depth += 1
+            try:
+                yield
+            finally:
+                self._tx_depth -= 1
+            return
+        self._begin()
+        self._tx_depth = 1
+        try:
+            yield
+        except BaseException:
+            self._tx_depth = 0
+            self._rollback()
+            raise
+        self._tx_depth = 0
+        self._commit()
+
+    # -- catalog -----------------------------------------------------------------------------
+    @abstractmethod
+    def relation_kind(self, name: str) -> str | None:
+        """``'table'``, ``'view'`` or None when no relation has that name."""
+
+    def table_exists(self, name: str) -> bool:
+        return self.relation_kind(name) is not None
+
+    @abstractmethod
+    def columns(self, name: str) -> list[str]:
+        """Column names of a table or view, in order."""
+
+    def require_table(self, name: str) -> list[str]:
+        if not self.table_exists(name):
+            raise InputError(f"no table or view named {name!r} in the database")
+        return self.columns(name)
+
+    def require_columns(self, name: str, wanted: list[str]) -> None:
+        cols = self.require_table(name)
+        unknown = [c for c in wanted if c not in cols]
+        if unknown:
+            raise InputError(
+                f"table {name!r} has no column {', '.join(map(repr, unknown))}; "
+                f"its columns are {', '.join(map(repr, cols))}"
+            )
+
+    def quote(self, name: str) -> str:
+        """A name as a quoted identifier of this backend's dialect."""
+        return ident(name).sql(self.dialect)
+
+    def close(self) -> None:  # pragma: no cover - trivial
+        pass

@@ -1,0 +1,108 @@
+"""The DuckDB backend: the embedded default (a database file, or ``:memory:``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from anonsql.backend.base import Backend
+from anonsql.backend.sql_templates import table
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+
+DEFAULT_DB = "anonsql.duckdb"
+
+
+class DuckDBBackend(Backend):
+    dialect = "duckdb"
+
+    def __init__(self, database: str | Path | duckdb.DuckDBPyConnection = DEFAULT_DB) -> None:
+        super().__init__()
+        import duckdb
+
+        if isinstance(database, duckdb.DuckDBPyConnection):
+            self.con = database
+            self.path = None
+        else:
+            self.path = str(database)
+            self.con = duckdb.connect(self.path)
+        self._frame_counter = 0
+
+    def execute(self, statement: exp.Expression | str, params: list[Any] | None = None) -> None:
+        self.con.execute(self.sql_text(statement), params or [])
+
+    def fetchall(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> list[tuple]:
+        return self.con.execute(self.sql_text(statement), params or []).fetchall()
+
+    def fetch_df(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> pd.DataFrame:
+        return self.con.execute(self.sql_text(statement), params or []).df()
+
+    def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
+        # A DataFrame is registered under a private name and copied with CREATE TABLE AS:
+        # the user-visible name only ever appears as a quoted identifier.
+        self._frame_counter += 1
+        view = f"__anonsql_frame_{self._frame_counter}"
+        self.con.register(view, frame)
+        try:
+            create = exp.Create(
+                this=table(name),
+                kind="TABLE",
+                replace=True,
+                expression=exp.select("*").from_(table(view)),
+                properties=exp.Properties(expressions=[exp.TemporaryProperty()])
+                if temporary
+                else None,
+            )
+            self.execute(create)
+        finally:
+            self.con.unregister(view)
+
+    def _begin(self) -> None:
+        self.con.begin()
+
+    def _commit(self) -> None:
+        self.con.commit()
+
+    def _rollback(self) -> None:
+        self.con.rollback()
+
+    def relation_kind(self, name: str) -> str | None:
+        rows = self.fetchall(
+            "SELECT table_type FROM information_schema.tables "
+            "WHERE table_name = ? AND table_schema = current_schema() "
+            "AND table_catalog = current_database()",
+            [name],
+        )
+        if not rows:
+            rows = self.fetchall(
+                "SELECT 'LOCAL TEMPORARY' FROM duckdb_tables() WHERE table_name = ? AND temporary",
+                [name],
+            )
+        if not rows:
+            return None
+        return "view" if rows[0][0] == "VIEW" else "table"
+
+    def columns(self, name: str) -> list[str]:
+        rel = self.con.execute(exp.select("*").from_(table(name)).limit(0).sql("duckdb"))
+        return [d[0] for d in rel.description]
+
+    def column_types(self, name: str) -> dict[str, str]:
+        rows = self.fetchall(
+            exp.Describe(this=exp.select("*").from_(table(name)).subquery()).sql("duckdb")
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def connect(database: str | Path = DEFAULT_DB) -> DuckDBBackend:
+    return DuckDBBackend(database)

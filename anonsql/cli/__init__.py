@@ -1,0 +1,1 @@
+"""The ``anonsql`` command line: thin click commands over the library."""

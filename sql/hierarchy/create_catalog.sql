@@ -1,0 +1,8 @@
+CREATE TABLE IF NOT EXISTS anonsql_hierarchy (
+  name VARCHAR PRIMARY KEY,
+  height INTEGER NOT NULL,
+  leaves INTEGER NOT NULL,
+  nodes INTEGER NOT NULL,
+  source VARCHAR,
+  created_at TIMESTAMP NOT NULL
+)

@@ -1,0 +1,1 @@
+DELETE FROM anonsql_hierarchy WHERE name = :name

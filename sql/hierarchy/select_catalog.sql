@@ -1,0 +1,3 @@
+SELECT c.name, c.height, c.leaves, c.nodes, c.source, c.created_at
+FROM anonsql_hierarchy AS c
+ORDER BY c.name

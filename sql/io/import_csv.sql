@@ -1,0 +1,1 @@
+CREATE TABLE :target AS SELECT * FROM read_csv(:path, delim = :sep, header = TRUE)

@@ -1,0 +1,1 @@
+CREATE TABLE :target AS SELECT * FROM read_parquet(:path)
