@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from anonsql.backend.base import Backend
-from anonsql.backend.sql_templates import table, template
+from anonsql.backend.sql_templates import drop, table, template
 from anonsql.errors import AnonsqlError, InputError
 from anonsql.hierarchy.store import HierarchyStore
 
@@ -20,7 +20,9 @@ class Database:
         if backend.dialect == "duckdb":
             from anonsql.hierarchy import lca_udf
 
-            lca_udf.register(backend.con, self.hierarchies)  # type: ignore[attr-defined]
+            path = getattr(backend, "path", None)
+            key = str(Path(path).resolve()) if path and path != ":memory:" else None
+            lca_udf.register(backend.con, self.hierarchies, key)  # type: ignore[attr-defined]
 
     @classmethod
     def open(cls, path: str | Path = "anonsql.duckdb") -> Database:
@@ -59,9 +61,7 @@ class Database:
     def drop_relation(self, name: str) -> None:
         kind = self.backend.relation_kind(name)
         if kind:
-            from sqlglot import exp
-
-            self.backend.execute(exp.Drop(this=table(name), kind=kind.upper(), exists=True))
+            self.backend.execute(drop(kind, name))
 
     def close(self) -> None:
         self.backend.close()

@@ -113,5 +113,6 @@ class Backend(ABC):
         """A name as a quoted identifier of this backend's dialect."""
         return ident(name).sql(self.dialect)
 
-    def close(self) -> None:  # pragma: no cover - trivial
-        pass
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection."""

@@ -39,7 +39,9 @@ def table(name: str, schema: str | None = None) -> exp.Table:
 
 
 def column(name: str, table_alias: str | None = None) -> exp.Column:
-    return exp.Column(this=ident(name), table=exp.to_identifier(table_alias) if table_alias else None)
+    return exp.Column(
+        this=ident(name), table=exp.to_identifier(table_alias) if table_alias else None
+    )
 
 
 def literal(value: Any) -> exp.Expression:
@@ -78,3 +80,12 @@ def template(name: str, /, dialect: str = "duckdb", **params: Any) -> exp.Expres
 def render(name: str, /, dialect: str = "duckdb", **params: Any) -> str:
     """Template ``name`` filled and written as SQL text for ``dialect``."""
     return template(name, dialect, **params).sql(dialect=dialect, comments=False)
+
+
+_KINDS = {"table": "TABLE", "view": "VIEW"}
+
+
+def drop(kind: str, name: str) -> exp.Expression:
+    """``DROP TABLE|VIEW IF EXISTS <name>``, the name as an identifier."""
+    stmt = sqlglot.parse_one(f"DROP {_KINDS[kind]} IF EXISTS :target", read="duckdb")
+    return exp.replace_placeholders(stmt, target=table(name))

@@ -136,22 +136,42 @@ def _values_for_builder(db, values, value_range, table, column) -> list[str] | l
 @click.option("--top", type=float, help="Top coding: values from TOP up become '>=TOP'.")
 @db_option
 @friendly
-def hierarchy_build(name, intervals, mask, dates, groups, values, value_range, table, column,
-                    start, bottom, top, db_path) -> None:  # fmt: skip
+def hierarchy_build(
+    name,
+    intervals,
+    mask,
+    dates,
+    groups,
+    values,
+    value_range,
+    table,
+    column,
+    start,
+    bottom,
+    top,
+    db_path,
+) -> None:
     """Build hierarchy NAME with a builder and store it."""
     from anonsql.errors import InputError
     from anonsql.hierarchy import builders
 
-    chosen = [k for k, v in (("intervals", intervals), ("mask", mask), ("dates", dates),
-                             ("groups", groups)) if v]  # fmt: skip
+    chosen = [
+        k
+        for k, v in (("intervals", intervals), ("mask", mask), ("dates", dates), ("groups", groups))
+        if v
+    ]
     if len(chosen) != 1:
         raise InputError("choose exactly one of --intervals, --mask, --dates, --groups")
     db = open_db(db_path)
     vals = _values_for_builder(db, values, value_range, table, column)
     kind = chosen[0]
     if kind == "intervals":
-        opts: dict[str, Any] = {"widths": [float(w) for w in split_list(intervals)],
-                                "start": start, "bottom": bottom, "top": top}  # fmt: skip
+        opts: dict[str, Any] = {
+            "widths": [float(w) for w in split_list(intervals)],
+            "start": start,
+            "bottom": bottom,
+            "top": top,
+        }
     elif kind == "mask":
         opts = {"step": mask}
     elif kind == "dates":

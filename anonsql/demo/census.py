@@ -29,15 +29,46 @@ EDUCATION = [
 ]
 EDU_P = [0.01, 0.01, 0.03, 0.07, 0.30, 0.20, 0.08, 0.19, 0.07, 0.02, 0.02]
 COUNTRY = [
-    "United States", "Canada", "Mexico", "Guatemala", "El Salvador", "Cuba",
-    "Dominican Republic", "Jamaica", "Colombia", "Brazil", "Peru", "Germany",
-    "United Kingdom", "Italy", "Poland", "India", "China", "Philippines", "Vietnam", "Korea",
-    "Nigeria", "Egypt",
-]  # fmt: skip
+    "United States",
+    "Canada",
+    "Mexico",
+    "Guatemala",
+    "El Salvador",
+    "Cuba",
+    "Dominican Republic",
+    "Jamaica",
+    "Colombia",
+    "Brazil",
+    "Peru",
+    "Germany",
+    "United Kingdom",
+    "Italy",
+    "Poland",
+    "India",
+    "China",
+    "Philippines",
+    "Vietnam",
+    "Korea",
+    "Nigeria",
+    "Egypt",
+]
 OCCUPATION = [
-    "Manager", "Engineer", "Teacher", "Nurse", "Clerk", "Sales", "Cook", "Cleaner", "Guard",
-    "Mechanic", "Electrician", "Carpenter", "Driver", "Machine operator", "Farmer",
-]  # fmt: skip
+    "Manager",
+    "Engineer",
+    "Teacher",
+    "Nurse",
+    "Clerk",
+    "Sales",
+    "Cook",
+    "Cleaner",
+    "Guard",
+    "Mechanic",
+    "Electrician",
+    "Carpenter",
+    "Driver",
+    "Machine operator",
+    "Farmer",
+]
 WHITE_COLLAR = 6  # the first six occupations
 
 
@@ -78,9 +109,7 @@ def generate(rows: int = 30_000, seed: int = 7) -> pd.DataFrame:
     widowed_old = (age > 70) & (rng.random(rows) < 0.3)
     marital = np.where(widowed_old, "Widowed", marital)
 
-    country = np.where(
-        rng.random(rows) < 0.9, "United States", rng.choice(COUNTRY[1:], size=rows)
-    )
+    country = np.where(rng.random(rows) < 0.9, "United States", rng.choice(COUNTRY[1:], size=rows))
     white_collar_p = np.clip((edu_idx - 3) / 8, 0.05, 0.9)
     wc = rng.random(rows) < white_collar_p
     occ = np.where(

@@ -4,6 +4,7 @@ dates and groups of ordered values. Each returns a validated :class:`Hierarchy`.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -55,7 +56,7 @@ def intervals(
     for w in widths:
         if w <= 0:
             raise HierarchyError(f"interval hierarchy: width {w} must be positive")
-    for a, b in zip(widths, widths[1:], strict=False):
+    for a, b in itertools.pairwise(widths):
         if not float(b / a).is_integer():
             raise HierarchyError(
                 f"interval hierarchy: width {b} is not a multiple of {a}; intervals of one "
@@ -141,7 +142,7 @@ def groups(name: str, ordered_values: Sequence[Any], sizes: Sequence[int]) -> Hi
     vals = [str(v) for v in _distinct(ordered_values)]
     if not sizes:
         raise HierarchyError("group hierarchy: give at least one group size")
-    for a, b in zip(sizes, sizes[1:], strict=False):
+    for a, b in itertools.pairwise(sizes):
         if a < 1 or b % a:
             raise HierarchyError(
                 f"group hierarchy: size {b} is not a multiple of {a}; groups must nest"

@@ -45,7 +45,8 @@ class Hierarchy:
         self.parents = np.asarray(self.parents, dtype=np.int64)
         if not self._index:
             self._index = {
-                (int(lv), lb): i for i, (lv, lb) in enumerate(zip(self.levels, self.labels))
+                (int(lv), lb): i
+                for i, (lv, lb) in enumerate(zip(self.levels, self.labels, strict=False))
             }
 
     # -- construction ----------------------------------------------------------------------
@@ -131,6 +132,7 @@ class Hierarchy:
         roots and leaves at different depths are reported as errors.
         """
         parent: dict[str, tuple[str | None, int]] = {}
+        declared: set[str] = set()  # labels that had a row of their own
         order: list[str] = []
         for child, par, n in edges:
             child = str(child).strip()
@@ -141,7 +143,7 @@ class Hierarchy:
                 raise HierarchyError(
                     f"hierarchy {name!r}: {_where(source, n)}: {child!r} is its own parent (cycle)"
                 )
-            if child in parent and parent[child][0] != par:
+            if child in declared and parent[child][0] != par:
                 raise HierarchyError(
                     f"hierarchy {name!r}: label {child!r} has two parents, "
                     f"{parent[child][0]!r} ({_where(source, parent[child][1])}) and {par!r} "
@@ -150,8 +152,9 @@ class Hierarchy:
             if child not in parent:
                 order.append(child)
             parent[child] = (par, n)
+            declared.add(child)
             if par is not None and par not in parent:
-                parent.setdefault(par, (None, n))
+                parent[par] = (None, n)  # a root unless its own row says otherwise
                 order.append(par)
         if not parent:
             raise HierarchyError(f"hierarchy {name!r} from {source} is empty: no rows")

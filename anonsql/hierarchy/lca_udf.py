@@ -12,6 +12,7 @@ a time, instead of one Python call per row.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -52,8 +53,17 @@ def _groups(names: pd.Series):
         yield str(name), np.asarray(idx)
 
 
-def register(con, store: HierarchyStore) -> None:
-    """Register the UDFs on a DuckDB connection, reading hierarchies from ``store``."""
+# Readers by database key. DuckDB may share one database instance, and the functions
+# registered on it, between connections of a process (same file); the functions therefore
+# look their reader up here at call time, and the newest registration for a database wins.
+_READERS: dict[str, HierarchyStore] = {}
+
+
+def register(con, store: HierarchyStore, key: str | None = None) -> None:
+    """Register the UDFs on a DuckDB connection, reading hierarchies from ``store``.
+
+    ``key`` names the database (its resolved file path); connections to one file share it.
+    """
     import pyarrow as pa
 
     from anonsql.backend.duckdb_backend import DuckDBBackend
@@ -64,7 +74,15 @@ def register(con, store: HierarchyStore) -> None:
     reader = HierarchyStore(DuckDBBackend(con.cursor()))
     reader._cache = store._cache
     reader._schema_ready = True
-    store = reader
+    key = key or f"memory:{id(con)}"
+    _READERS[key] = reader
+
+    class _Lookup:
+        @staticmethod
+        def load(name: str):
+            return _READERS[key].load(name)
+
+    store = _Lookup()  # type: ignore[assignment]
     cache: dict = {}
 
     def _series(arr) -> pd.Series:
@@ -139,8 +157,12 @@ def register(con, store: HierarchyStore) -> None:
         ("anonsql_generalize", generalize, ["VARCHAR", "VARCHAR", "INTEGER"], "VARCHAR"),
     ]
     for fname, fn, args, ret in specs:
-        try:
+        with contextlib.suppress(Exception):  # not registered on this connection
             con.remove_function(fname)
-        except Exception:
-            pass
-        con.create_function(fname, fn, args, ret, type="arrow", null_handling="special")
+        try:
+            con.create_function(fname, fn, args, ret, type="arrow", null_handling="special")
+        except Exception as e:
+            # Registered by an earlier connection to the same database instance: those
+            # functions read through _READERS[key], which now points at this reader.
+            if "already exists" not in str(e):
+                raise

@@ -25,8 +25,13 @@ def _read_text(path: str | Path) -> str:
 
 
 def _sniff_sep(text: str) -> str:
+    # ARX writes ';'. Labels often contain commas ("{Married, Separated}", "[20, 25)"), so a
+    # ';' anywhere on the first line wins; ',' and tab are the fallbacks.
     first = next((ln for ln in text.splitlines() if ln.strip()), "")
-    return ";" if first.count(";") >= first.count(",") else ","
+    for sep in (";", "\t", ","):
+        if sep in first:
+            return sep
+    return ";"
 
 
 def _csv_rows(text: str, sep: str | None) -> tuple[list[list[str]], list[int]]:

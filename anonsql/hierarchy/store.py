@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from anonsql.backend.base import Backend
-from anonsql.backend.sql_templates import ident, table, template
+from anonsql.backend.sql_templates import drop, ident, table, template
 from anonsql.errors import HierarchyError, InputError, MissingValuesError
 from anonsql.hierarchy.hierarchy import Hierarchy
 
@@ -66,7 +66,7 @@ class HierarchyStore:
                     self._t("hierarchy/insert_nodes", name=name, frame=table(_STAGING))
                 )
             finally:
-                self.backend.execute(f"DROP TABLE IF EXISTS {_STAGING}")
+                self.backend.execute(drop("table", _STAGING))
             self.backend.execute(self._t("hierarchy/insert_closure", name=name))
             self.backend.execute(
                 self._t(
