@@ -283,6 +283,13 @@ class Hierarchy:
             anc[node, lv] = node
         return anc
 
+    def ancestor_column(self, level: int) -> np.ndarray:
+        """Contiguous ``ancestors[:, level]`` (cached): the fast path of roll-ups."""
+        cols = self.__dict__.setdefault("_ancestor_columns", {})
+        if level not in cols:
+            cols[level] = np.ascontiguousarray(self.ancestors[:, level])
+        return cols[level]
+
     @cached_property
     def leaf_counts(self) -> np.ndarray:
         """Number of leaves below each node (``nl(v)`` in seed 004)."""

@@ -1,0 +1,126 @@
+"""The histogram: one row per distinct combination of QI leaves (and sensitive value), with its
+count. It is the only thing the lattice search reads from the database; one GROUP BY builds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sqlglot import exp
+
+from anonsql.backend.sql_templates import column, ident, table
+from anonsql.database import Database
+from anonsql.errors import InputError
+from anonsql.hierarchy.hierarchy import Hierarchy
+from anonsql.hierarchy.store import NODES
+
+
+@dataclass
+class Histogram:
+    """Distinct (QI leaves..., sensitive value) combinations and their counts.
+
+    ``codes[:, j]`` holds node ids of ``hierarchies[j]`` (leaves); ``sens`` holds indices into
+    ``sens_labels`` (or is None without a sensitive attribute).
+    """
+
+    qis: list[str]
+    hierarchies: list[Hierarchy]
+    codes: np.ndarray
+    counts: np.ndarray
+    sens: np.ndarray | None = None
+    sens_labels: list[str] = field(default_factory=list)
+    sensitive: str | None = None
+
+    @property
+    def rows(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def heights(self) -> list[int]:
+        return [h.height for h in self.hierarchies]
+
+    def overall_distribution(self) -> np.ndarray:
+        """Share of each sensitive value in the whole table."""
+        if self.sens is None:
+            raise InputError("this histogram has no sensitive attribute")
+        return np.bincount(self.sens, self.counts, minlength=len(self.sens_labels)) / self.rows
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        qis: list[str],
+        hierarchies: list[Hierarchy],
+        sensitive: str | None = None,
+    ) -> Histogram:
+        """Histogram of an in-memory table (tests, and DataFrame sources)."""
+        codes = np.empty((len(frame), len(qis)), dtype=np.int64)
+        for j, (q, h) in enumerate(zip(qis, hierarchies, strict=True)):
+            idx = pd.Index(h.leaf_labels).get_indexer(frame[q].astype(str))
+            if (idx < 0).any():
+                bad = frame[q].astype(str)[idx < 0].unique()[:10]
+                raise InputError(f"column {q!r} has values missing from its hierarchy: {list(bad)}")
+            codes[:, j] = h.leaf_ids[idx]
+        df = pd.DataFrame(codes, columns=[f"q{j}" for j in range(len(qis))])
+        if sensitive is not None:
+            df["s"] = frame[sensitive].astype(str).to_numpy()
+        keys = list(df.columns)
+        grouped = df.groupby(keys, sort=False).size().reset_index(name="n")
+        return cls._from_grouped(grouped, qis, hierarchies, sensitive)
+
+    @classmethod
+    def _from_grouped(cls, grouped, qis, hierarchies, sensitive) -> Histogram:
+        codes = grouped[[f"q{j}" for j in range(len(qis))]].to_numpy(np.int64)
+        counts = grouped["n"].to_numpy(np.int64)
+        sens = None
+        labels: list[str] = []
+        if sensitive is not None:
+            values = grouped["s"].astype(object).where(grouped["s"].notna(), "NULL").astype(str)
+            labels = sorted(values.unique())
+            sens = pd.Index(labels).get_indexer(values).astype(np.int64)
+        return cls(qis, hierarchies, codes, counts, sens, labels, sensitive)
+
+    @classmethod
+    def from_database(
+        cls,
+        db: Database,
+        source: str,
+        qis: list[str],
+        hierarchy_names: list[str],
+        sensitive: str | None = None,
+    ) -> Histogram:
+        """One GROUP BY in the database: QI values are joined to their leaf node ids."""
+        hierarchies = [db.hierarchies.load(n) for n in hierarchy_names]
+        query = histogram_query(source, qis, hierarchy_names, sensitive)
+        grouped = db.backend.fetch_df(query)
+        return cls._from_grouped(grouped, qis, hierarchies, sensitive)
+
+
+def histogram_query(
+    source: str, qis: list[str], hierarchy_names: list[str], sensitive: str | None
+) -> exp.Select:
+    """``SELECT leaf ids..., sensitive, COUNT(*) FROM source JOIN nodes ... GROUP BY ...``."""
+    select = exp.select().from_(exp.alias_(table(source), "src", table=True))
+    keys: list[exp.Expression] = []
+    for j, (q, h) in enumerate(zip(qis, hierarchy_names, strict=True)):
+        alias = f"h{j}"
+        on = exp.and_(
+            exp.column("hierarchy", alias).eq(exp.convert(h)),
+            exp.column("level", alias).eq(exp.convert(0)),
+            exp.column("label", alias).eq(exp.cast(column(q, "src"), "VARCHAR")),
+        )
+        select = select.join(exp.alias_(table(NODES), alias, table=True), on=on)
+        key = exp.column("id", alias)
+        keys.append(key)
+        select = select.select(exp.alias_(key, f"q{j}"))
+    if sensitive is not None:
+        s = exp.cast(column(sensitive, "src"), "VARCHAR")
+        keys.append(s)
+        select = select.select(exp.alias_(s, "s"))
+    select = select.select(exp.alias_(exp.Count(this=exp.Star()), "n"))
+    return select.group_by(*keys)
+
+
+__all__ = ["Histogram", "histogram_query", "ident"]

@@ -1,0 +1,331 @@
+"""Quality models the search minimizes, with the bounds that make pruning safe.
+
+Every model scores a transformation from its equivalence classes and the set of suppressed
+classes; lower is better. ``level_bound`` gives, for every lattice node at once, a value that
+is <= the score of the node and of every generalization of it (its successors), so the search
+never prunes the optimum. ``partition_bound`` does the same from a checked node's classes.
+
+ARX's models follow ARX 3.9's definitions (``MetricMDNMLoss``, ``MetricMDNMPrecision``,
+``MetricMDHeight``, ``MetricMDNUEntropyPrecomputed`` / ``MetricMDNUNMEntropyPrecomputed``,
+``MetricSDAECS``, ``MetricSDNMDiscernability``): gsFactor 0.5 (generalization and suppression
+weigh the same), a suppressed record counting as fully generalized.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+import numpy as np
+
+from anonsql.data.histogram import Histogram
+from anonsql.data.partition import Partition
+from anonsql.errors import InputError
+from anonsql.metrics.unified import METRICS as UNIFIED_METRICS
+from anonsql.metrics.unified import UnifiedMetric
+
+
+def _gs_factors(gs: float) -> tuple[float, float]:
+    """ARX's generalization and suppression factors for a gsFactor in [0, 1]."""
+    if not 0 <= gs <= 1:
+        raise InputError(f"gsFactor must be in [0, 1], got {gs}")
+    s_factor = 2 * gs if gs < 0.5 else 1.0
+    g_factor = 1.0 if gs <= 0.5 else 1.0 - 2 * (gs - 0.5)
+    return g_factor, s_factor
+
+
+class QualityModel(ABC):
+    name: ClassVar[str]
+    #: score never decreases from an anonymous node to its successors: the search may skip
+    #: anonymous nodes that have an anonymous predecessor
+    monotone: ClassVar[bool] = False
+
+    def prepare(self, hist: Histogram) -> None:
+        self.hist = hist
+
+    @abstractmethod
+    def score(self, part: Partition, suppressed: np.ndarray) -> float:
+        """Score of a transformation; ``suppressed`` flags the suppressed classes."""
+
+    def level_bound(self, levels: np.ndarray) -> np.ndarray | None:
+        return None
+
+    def partition_bound(self, part: Partition) -> float | None:
+        return None
+
+    def per_qi(self, part: Partition, suppressed: np.ndarray) -> dict[str, float] | None:
+        return None
+
+
+def arx_round(values):
+    """ARX keeps the first 10 decimals of a per-QI value (``Metric.round``: floor)."""
+    return np.floor(np.asarray(values, dtype=np.float64) * 1e10) / 1e10
+
+
+def _leaf_counts(hist: Histogram, j: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct leaves of QI j in the data and their record counts."""
+    leaves, inv = np.unique(hist.codes[:, j], return_inverse=True)
+    return leaves, np.bincount(inv, hist.counts)
+
+
+class Loss(QualityModel):
+    """ARX's Loss: per QI, the records' domain shares (leaves below the generalized value over
+    all leaves of the hierarchy), normalized to [0, 1], aggregated by geometric mean
+    ``prod (v_j + 1)^(1/m) - 1``."""
+
+    name = "loss"
+
+    def __init__(self, gs_factor: float = 0.5) -> None:
+        self.g_factor, self.s_factor = _gs_factors(gs_factor)
+
+    def prepare(self, hist: Histogram) -> None:
+        super().prepare(hist)
+        self.shares = [h.leaf_counts / len(h.leaf_ids) for h in hist.hierarchies]
+        n = hist.rows
+        self.norm = [(self.g_factor * n / len(h.leaf_ids), float(n)) for h in hist.hierarchies]
+        # generalization-only loss per QI and level (the lower bound, ARX's too)
+        self.gen_table = []
+        for j, h in enumerate(hist.hierarchies):
+            leaves, cnt = _leaf_counts(hist, j)
+            row = [
+                float((cnt * self.shares[j][h.ancestors[leaves, lv]]).sum()) * self.g_factor
+                for lv in range(h.height)
+            ]
+            self.gen_table.append(np.array(row))
+
+    def _normalize(self, raw: np.ndarray) -> np.ndarray:
+        out = np.empty_like(raw, dtype=np.float64)
+        for j, (lo, hi) in enumerate(self.norm):
+            out[..., j] = np.maximum((raw[..., j] - lo) / (hi - lo), 0.0) if hi > lo else 0.0
+        return arx_round(out)
+
+    @staticmethod
+    def _aggregate(values: np.ndarray) -> np.ndarray:
+        # geometric mean of (v + 1), minus 1, multiplied out in ARX's order
+        m = values.shape[-1]
+        out = np.ones(values.shape[:-1])
+        for j in range(m):
+            out = out * np.power(values[..., j] + 1.0, 1.0 / m)
+        return out - 1
+
+    def level_bound(self, levels: np.ndarray) -> np.ndarray:
+        raw = np.stack([self.gen_table[j][levels[:, j]] for j in range(levels.shape[1])], axis=1)
+        return self._aggregate(self._normalize(raw))
+
+    def _raw(self, part: Partition, suppressed: np.ndarray) -> np.ndarray:
+        m = part.nodes.shape[1]
+        sizes = part.sizes.astype(np.float64)
+        shares = np.empty((part.classes, m))
+        for j in range(m):
+            shares[:, j] = self.shares[j][part.nodes[:, j]]
+        kept = np.where(suppressed, 0.0, sizes)
+        raw = (kept @ shares) * self.g_factor
+        if suppressed.any():
+            supp = np.where(suppressed, sizes, 0.0)
+            if self.s_factor == 1:
+                raw += supp.sum()
+            else:
+                share = supp @ shares
+                raw += share + self.s_factor * (supp.sum() - share)
+        return raw
+
+    def score(self, part: Partition, suppressed: np.ndarray) -> float:
+        return float(self._aggregate(self._normalize(self._raw(part, suppressed)[None, :]))[0])
+
+    def per_qi(self, part: Partition, suppressed: np.ndarray) -> dict[str, float]:
+        values = self._normalize(self._raw(part, suppressed)[None, :])[0]
+        return dict(zip(self.hist.qis, map(float, values), strict=True))
+
+
+class Precision(QualityModel):
+    """Precision (Sweeney): per QI, the mean of level / (height - 1) over records, a
+    suppressed record counting 1; arithmetic mean over QIs."""
+
+    name = "precision"
+
+    def prepare(self, hist: Histogram) -> None:
+        super().prepare(hist)
+        self.tops = np.array([max(h.top_level, 1) for h in hist.hierarchies], dtype=np.float64)
+
+    def level_bound(self, levels: np.ndarray) -> np.ndarray:
+        return (levels / self.tops).mean(axis=1)
+
+    def _per_qi(self, part: Partition, suppressed: np.ndarray) -> np.ndarray:
+        lv = np.asarray(part.levels) / self.tops
+        sizes = part.sizes.astype(np.float64)
+        n = sizes.sum()
+        supp = sizes[suppressed].sum()
+        return (lv * (n - supp) + supp) / n
+
+    def score(self, part: Partition, suppressed: np.ndarray) -> float:
+        return float(self._per_qi(part, suppressed).mean())
+
+    def per_qi(self, part: Partition, suppressed: np.ndarray) -> dict[str, float]:
+        return dict(zip(self.hist.qis, map(float, self._per_qi(part, suppressed)), strict=True))
+
+
+class Height(QualityModel):
+    """Sum of the generalization levels (independent of the data)."""
+
+    name = "height"
+    monotone = True
+
+    def level_bound(self, levels: np.ndarray) -> np.ndarray:
+        return levels.sum(axis=1).astype(np.float64)
+
+    def score(self, part: Partition, suppressed: np.ndarray) -> float:
+        return float(sum(part.levels))
+
+
+class NonUniformEntropy(QualityModel):
+    """Non-uniform entropy: sum over QIs and records of -log2 P(original | generalized),
+    with P from the whole table (ARX's precomputed variant, summed over QIs). The monotone
+    variant ignores suppression; the non-monotone one adds, per QI, the entropy of the
+    suppressed records' generalized values within the suppressed set."""
+
+    name = "entropy"
+    monotone = True
+
+    def __init__(self, monotone_variant: bool = True) -> None:
+        self.monotone_variant = monotone_variant
+
+    def prepare(self, hist: Histogram) -> None:
+        super().prepare(hist)
+        self.table = []
+        for j, h in enumerate(hist.hierarchies):
+            leaves, cnt = _leaf_counts(hist, j)
+            row = []
+            for lv in range(h.height):
+                gen = h.ancestors[leaves, lv]
+                uniq, inv = np.unique(gen, return_inverse=True)
+                b = np.bincount(inv, cnt)[inv]
+                row.append(float(-(cnt * np.log2(cnt / b)).sum()))
+            self.table.append(arx_round(row))
+
+    def level_bound(self, levels: np.ndarray) -> np.ndarray:
+        return sum(self.table[j][levels[:, j]] for j in range(levels.shape[1]))
+
+    def score(self, part: Partition, suppressed: np.ndarray) -> float:
+        base = float(sum(self.table[j][lv] for j, lv in enumerate(part.levels)))
+        if self.monotone_variant or not suppressed.any():
+            return base
+        sizes = part.sizes[suppressed].astype(np.float64)
+        total = sizes.sum()
+        extra = 0.0
+        for j in range(part.nodes.shape[1]):
+            _, inv = np.unique(part.nodes[suppressed, j], return_inverse=True)
+            c = np.bincount(inv, sizes)
+            extra += float(-(c * np.log2(c / total)).sum())
+        return base + extra
+
+
+class NonMonotoneEntropy(NonUniformEntropy):
+    name = "entropy-nm"
+    monotone = False
+
+    def __init__(self) -> None:
+        super().__init__(monotone_variant=False)
+
+
+class AECS(QualityModel):
+    """Average equivalence class size, rows / classes, suppressed records forming one more
+    class (ARX)."""
+
+    name = "aecs"
+
+    def score(self, part: Partition, suppressed: np.ndarray) -> float:
+        classes = int((~suppressed).sum()) + (1 if suppressed.any() else 0)
+        return float(part.sizes.sum()) / classes
+
+    def partition_bound(self, part: Partition) -> float:
+        # successors have at most this many classes
+        return float(part.sizes.sum()) / part.classes
+
+
+class Discernibility(QualityModel):
+    """DM: sum of squared class sizes, each suppressed record penalized with the table size
+    (ARX's non-monotone discernibility)."""
+
+    name = "dm"
+
+    def score(self, part: Partition, suppressed: np.ndarray) -> float:
+        sizes = part.sizes.astype(np.float64)
+        n = sizes.sum()
+        return float(np.where(suppressed, n * sizes, sizes * sizes).sum())
+
+    def partition_bound(self, part: Partition) -> float:
+        sizes = part.sizes.astype(np.float64)
+        return float((sizes * sizes).sum())
+
+
+class DiscernibilityStar(QualityModel):
+    """DM*: sum of squared class sizes, suppressed classes included as they are (ARX)."""
+
+    name = "dm-star"
+    monotone = True
+
+    def score(self, part: Partition, suppressed: np.ndarray) -> float:
+        sizes = part.sizes.astype(np.float64)
+        return float((sizes * sizes).sum())
+
+    def partition_bound(self, part: Partition) -> float:
+        return self.score(part, np.zeros(part.classes, dtype=bool))
+
+
+class Alteration(QualityModel):
+    """Seed 004's alteration (Definition 7) for one of its seven metrics, on a full-domain
+    transformation; a suppressed record counts as generalized to the root in every QI."""
+
+    monotone = False
+
+    def __init__(self, metric: str) -> None:
+        self.name = metric
+        self.metric = metric
+
+    def prepare(self, hist: Histogram) -> None:
+        super().prepare(hist)
+        self.unified = UnifiedMetric(self.metric, hist.hierarchies)
+        self.table = []
+        self.worst = 0.0
+        for j, h in enumerate(hist.hierarchies):
+            leaves, cnt = _leaf_counts(hist, j)
+            W = self.unified.to_root[j]
+            self.worst += float((W[leaves] * cnt).sum())
+            self.table.append(
+                np.array([float(((W[leaves] - W[h.ancestors[leaves, lv]]) * cnt).sum())
+                          for lv in range(h.height)])  # fmt: skip
+            )
+
+    def level_bound(self, levels: np.ndarray) -> np.ndarray:
+        cost = sum(self.table[j][levels[:, j]] for j in range(levels.shape[1]))
+        return 100.0 * cost / self.worst if self.worst else np.zeros(len(levels))
+
+    def score(self, part: Partition, suppressed: np.ndarray) -> float:
+        cost = float(sum(self.table[j][lv] for j, lv in enumerate(part.levels)))
+        if suppressed.any():
+            # suppressed records go to the root: add W(generalized value) for them
+            sizes = part.sizes[suppressed].astype(np.float64)
+            for j in range(part.nodes.shape[1]):
+                cost += float((self.unified.to_root[j][part.nodes[suppressed, j]] * sizes).sum())
+        return 100.0 * cost / self.worst if self.worst else 0.0
+
+
+QUALITY: dict[str, type[QualityModel] | tuple] = {
+    "loss": Loss,
+    "precision": Precision,
+    "height": Height,
+    "entropy": NonUniformEntropy,
+    "entropy-nm": NonMonotoneEntropy,
+    "aecs": AECS,
+    "dm": Discernibility,
+    "dm-star": DiscernibilityStar,
+}
+
+
+def quality_model(name: str) -> QualityModel:
+    if name in QUALITY:
+        return QUALITY[name]()  # type: ignore[operator]
+    if name in UNIFIED_METRICS:
+        return Alteration(name)
+    known = ", ".join([*QUALITY, *UNIFIED_METRICS])
+    raise InputError(f"unknown metric {name!r}; use one of {known}")

@@ -1,0 +1,116 @@
+"""What a privacy model is: a value per equivalence class and a test on it.
+
+A model computes its per-class value twice, from the same definition: with numpy over the
+classes of a transformation (what the lattice search uses) and as SQL over a table's classes
+(what ``anonsql check`` runs in the database). Tests hold both to a brute-force pandas
+implementation.
+
+Suppressed records (all QIs ``*``) are removed before a model is tested, as ARX does: they
+form no class a model must accept. :meth:`PrivacyModel.suppressed_form_a_class` documents
+each model's choice.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from anonsql.errors import InputError
+from anonsql.hierarchy.hierarchy import Hierarchy
+
+#: tolerance for comparisons of computed real values with thresholds (entropy, distances)
+EPS = 1e-9
+
+
+def sensitive_order(labels: list[str]) -> np.ndarray:
+    """Rank of each sensitive value for ordered distances: numbers in numeric order first,
+    then other labels in lexical order (the SQL side sorts by the same key)."""
+
+    def key(i: int):
+        try:
+            return (0, float(labels[i]), labels[i])
+        except ValueError:
+            return (1, 0.0, labels[i])
+
+    order = sorted(range(len(labels)), key=key)
+    rank = np.empty(len(labels), dtype=np.int64)
+    rank[order] = np.arange(len(labels))
+    return rank
+
+
+@dataclass
+class ClassStats:
+    """Equivalence classes as the models see them.
+
+    ``sizes[c]`` is the size of class c; sensitive counts come as sparse triples
+    ``(pair_class, pair_value, pair_count)``; ``overall[v]`` is the share of value v in the
+    whole table; ``labels`` names the values.
+    """
+
+    sizes: np.ndarray
+    pair_class: np.ndarray | None = None
+    pair_value: np.ndarray | None = None
+    pair_count: np.ndarray | None = None
+    overall: np.ndarray | None = None
+    labels: list[str] | None = None
+    sensitive_hierarchy: Hierarchy | None = None
+
+    @property
+    def classes(self) -> int:
+        return len(self.sizes)
+
+    def require_sensitive(self, model: str) -> None:
+        if self.pair_class is None or self.overall is None:
+            raise InputError(f"{model} needs a sensitive attribute (--sa)")
+
+    def shares(self) -> np.ndarray:
+        """p(value | class) for every sparse pair."""
+        return self.pair_count / self.sizes[self.pair_class]
+
+    def dense(self) -> np.ndarray:
+        """classes x values matrix of p(value | class) (for distances over all values)."""
+        m = np.zeros((self.classes, len(self.overall)))
+        m[self.pair_class, self.pair_value] = self.shares()
+        return m
+
+
+class PrivacyModel(ABC):
+    """A privacy requirement on every (non-suppressed) equivalence class."""
+
+    name: ClassVar[str]
+    needs_sensitive: ClassVar[bool] = False
+    #: True when the set of passing classes can only grow as classes merge (generalization),
+    #: which makes anonymity monotone over the lattice (pruning by predictive tagging).
+    monotone: ClassVar[bool] = True
+
+    @abstractmethod
+    def class_values(self, stats: ClassStats) -> np.ndarray:
+        """The model's value for each class."""
+
+    @abstractmethod
+    def passes(self, values: np.ndarray) -> np.ndarray:
+        """Which classes satisfy the model, given their values."""
+
+    @abstractmethod
+    def sql_template(self) -> tuple[str, dict]:
+        """Name of the SQL template computing ``(class_id, value)`` and its parameters."""
+
+    @abstractmethod
+    def sql_pass(self) -> str:
+        """Comparison of ``value`` with the threshold, as SQL over the template's output."""
+
+    @abstractmethod
+    def describe(self) -> str: ...
+
+    def suppressed_form_a_class(self) -> bool:
+        """Whether suppressed rows must themselves satisfy the model (no model here does)."""
+        return False
+
+    def validate(self, rows: int, distinct_sensitive: int | None) -> None:
+        """Reject parameters that no table could satisfy, before any work."""
+
+    def check(self, stats: ClassStats) -> np.ndarray:
+        return self.passes(self.class_values(stats))

@@ -1,0 +1,93 @@
+"""Compile privacy models to SQL over the equivalence classes of a table.
+
+The classes of a table are the groups of equal QI values (``GROUP BY`` of the QIs). Four
+common table expressions describe them, and every model template (``sql/models/*.sql``)
+reads only these:
+
+* ``base(class_id, s, suppressed)`` - one row per record;
+* ``classes(class_id, size, suppressed)`` - one row per class;
+* ``class_sensitive(class_id, s, c)`` - sensitive value counts per class;
+* ``overall(s, q, rnk)`` - the table's sensitive distribution, values ranked numerically
+  first, then lexically (the order of ordered-distance EMD).
+
+A record is *suppressed* when every QI holds the suppression marker ``*``.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+
+from anonsql.backend.sql_templates import column, table, template
+from anonsql.models.base import PrivacyModel
+
+SUPPRESSED = "*"
+
+
+def class_ctes(
+    source: str, qis: list[str], sensitive: str | None, marker: str = SUPPRESSED
+) -> list[tuple[str, exp.Expression]]:
+    order = exp.Order(expressions=[exp.Ordered(this=column(q)) for q in qis])
+    class_id = exp.Window(this=exp.Anonymous(this="DENSE_RANK"), order=order)
+    supp = exp.and_(*[exp.cast(column(q), "VARCHAR").eq(exp.convert(marker)) for q in qis])
+    s = exp.cast(column(sensitive), "VARCHAR") if sensitive else exp.Null()
+    base = exp.select(
+        exp.alias_(class_id, "class_id"),
+        exp.alias_(exp.func("COALESCE", s, exp.convert("NULL")) if sensitive else s, "s"),
+        exp.alias_(exp.func("COALESCE", supp, exp.false()), "suppressed"),
+    ).from_(table(source))
+    ctes = sqlglot.parse_one(
+        """
+        WITH classes AS (
+          SELECT b.class_id, CAST(COUNT(*) AS DOUBLE) AS size,
+                 MIN(CASE WHEN b.suppressed THEN 1 ELSE 0 END) = 1 AS suppressed
+          FROM base AS b GROUP BY b.class_id
+        ), class_sensitive AS (
+          SELECT b.class_id, b.s, CAST(COUNT(*) AS DOUBLE) AS c
+          FROM base AS b GROUP BY b.class_id, b.s
+        ), overall AS (
+          SELECT b.s, CAST(COUNT(*) AS DOUBLE) / (SELECT COUNT(*) FROM base) AS q,
+                 ROW_NUMBER() OVER (ORDER BY TRY_CAST(b.s AS DOUBLE) NULLS LAST, b.s) AS rnk
+          FROM base AS b GROUP BY b.s
+        ) SELECT 1
+        """,
+        read="duckdb",
+    ).args["with_"]
+    return [("base", base)] + [(c.alias, c.this) for c in ctes.expressions]
+
+
+def model_values_query(
+    model: PrivacyModel,
+    source: str,
+    qis: list[str],
+    sensitive: str | None,
+    dialect: str = "duckdb",
+    top_level: int | None = None,
+) -> exp.Select:
+    """``class_id, size, suppressed, value, ok`` for every class of ``source``."""
+    name, params = model.sql_template()
+    if "top" in params and params["top"] is None:
+        params = {**params, "top": top_level}
+    values = template(name, dialect, **params)
+    cond = sqlglot.parse_one(model.sql_pass(), read="duckdb")
+    cond = cond.transform(
+        lambda n: exp.column("value", "v") if isinstance(n, exp.Column) and n.name == "value" else n
+    )
+    query = (
+        exp.select(
+            exp.column("class_id", "c"),
+            exp.column("size", "c"),
+            exp.column("suppressed", "c"),
+            exp.alias_(exp.column("value", "v"), "value"),
+            exp.alias_(exp.func("COALESCE", cond, exp.false()), "ok"),
+        )
+        .from_(exp.to_table("classes").as_("c"))
+        .join(
+            exp.alias_(values.subquery(), "v", table=True),
+            on=exp.column("class_id", "v").eq(exp.column("class_id", "c")),
+            join_type="left",
+        )
+    )
+    for alias, cte in class_ctes(source, qis, sensitive):
+        query = query.with_(alias, as_=cte)
+    return query

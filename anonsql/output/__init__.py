@@ -1,0 +1,1 @@
+"""Writing results into the database: the anonymized view or table, and provenance."""

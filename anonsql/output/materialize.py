@@ -1,0 +1,81 @@
+"""The anonymized output as SQL over the source: QIs replaced by their labels on the chosen
+levels (joins on the closure tables), suppressed classes replaced by ``*`` (or dropped),
+every other column kept as it is."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from anonsql.backend.sql_templates import column, ident, table, template
+from anonsql.errors import InputError
+
+SUPPRESSED_LABEL = "*"
+INTERNAL_PREFIX = "anonsql_"
+
+
+def output_query(
+    dialect: str,
+    source: str,
+    columns: list[str],
+    qis: list[str],
+    hierarchy_names: list[str],
+    levels: list[int],
+    run_id: int | None,
+    drop_suppressed: bool = False,
+) -> exp.Select:
+    """SELECT of the anonymized rows. ``run_id`` None: nothing is suppressed."""
+    q = exp.select().from_(exp.alias_(table(source), "s", table=True))
+    generalized: dict[str, exp.Expression] = {}
+    for j, (name, h, lv) in enumerate(zip(qis, hierarchy_names, levels, strict=True)):
+        if lv == 0:
+            generalized[name] = exp.cast(column(name, "s"), "VARCHAR")
+            continue
+        alias = f"m{j}"
+        level_map = template("hierarchy/level_map", dialect, name=h, level=lv)
+        q = q.join(
+            exp.alias_(level_map.subquery(), alias, table=True),
+            on=exp.column("value", alias).eq(exp.cast(column(name, "s"), "VARCHAR")),
+        )
+        generalized[name] = exp.column("generalized", alias)
+    suppressed = None
+    if run_id is not None:
+        key = exp.Array(expressions=[generalized[n] for n in qis])
+        q = q.join(
+            exp.alias_(exp.to_table("anonsql_suppressed"), "sup", table=True),
+            on=exp.and_(
+                exp.column("run_id", "sup").eq(exp.convert(run_id)),
+                exp.column("class", "sup").eq(key),
+            ),
+            join_type="left",
+        )
+        suppressed = exp.column("run_id", "sup").is_(exp.null()).not_()
+        if drop_suppressed:
+            q = q.where(exp.column("run_id", "sup").is_(exp.null()))
+    for c in columns:
+        if c in generalized:
+            value = generalized[c]
+            if suppressed is not None and not drop_suppressed:
+                value = exp.Case(ifs=[exp.If(this=suppressed, true=exp.convert(SUPPRESSED_LABEL))],
+                                 default=value)  # fmt: skip
+            q = q.select(exp.alias_(value, ident(c)))
+        else:
+            q = q.select(exp.alias_(column(c, "s"), ident(c)))
+    return q
+
+
+def create_statement(kind: str, output: str, query: exp.Select) -> exp.Create:
+    if kind not in ("view", "table"):
+        raise InputError(f"materialize as 'view' or 'table', not {kind!r}")
+    return exp.Create(this=table(output), kind=kind.upper(), replace=True, expression=query)
+
+
+def check_output_name(output: str, source: str) -> None:
+    if not output:
+        raise InputError("give an output name")
+    if output == source:
+        raise InputError(f"the output {output!r} would overwrite the source table; choose another")
+    if output.lower().startswith(INTERNAL_PREFIX):
+        raise InputError(f"names starting with {INTERNAL_PREFIX!r} are reserved for anonsql")
+
+
+__all__ = ["check_output_name", "create_statement", "output_query", "template"]

@@ -1,0 +1,57 @@
+"""Provenance of runs (``anonsql_runs``), the suppressed classes an output view reads
+(``anonsql_suppressed``), and the solution space of each run (``anonsql_solutions``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from anonsql.backend.base import Backend
+from anonsql.backend.sql_templates import drop, table, template
+
+_STAGING = "__anonsql_output_staging"
+
+
+class Provenance:
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        for name in ("create_runs", "create_suppressed", "create_solutions"):
+            backend.execute(self._t(f"output/{name}"))
+
+    def _t(self, name: str, /, **params: Any):
+        return template(name, self.backend.dialect, **params)
+
+    def next_run_id(self) -> int:
+        return int(self.backend.fetchall(self._t("output/next_run_id"))[0][0])
+
+    def produced(self, output: str) -> bool:
+        rows = self.backend.fetchall("SELECT 1 FROM anonsql_runs WHERE output = ?", [output])
+        return bool(rows)
+
+    def _insert_frame(self, name: str, frame: pd.DataFrame, **params: Any) -> None:
+        self.backend.write_frame(_STAGING, frame, temporary=True)
+        try:
+            self.backend.execute(self._t(name, frame=table(_STAGING), **params))
+        finally:
+            self.backend.execute(drop("table", _STAGING))
+
+    def record_run(self, run_id: int, **fields: Any) -> None:
+        as_json = {k: json.dumps(v) if isinstance(v, (dict, list)) else v
+                   for k, v in fields.items()}  # fmt: skip
+        self.backend.execute(self._t("output/insert_run", run_id=run_id, **as_json))
+
+    def replace_suppressed(self, run_id: int, output: str | None, keys: list[list[str]]) -> None:
+        if output:
+            self.backend.execute(self._t("output/delete_suppressed_of_output", output=output))
+        if keys:
+            self._insert_frame("output/insert_suppressed", pd.DataFrame({"class": keys}),
+                               run_id=run_id)  # fmt: skip
+
+    def record_solutions(self, run_id: int, frame: pd.DataFrame) -> None:
+        if len(frame):
+            self._insert_frame("output/insert_solutions", frame, run_id=run_id)
+
+    def runs(self) -> pd.DataFrame:
+        return self.backend.fetch_df("SELECT * FROM anonsql_runs ORDER BY run_id")

@@ -1,0 +1,20 @@
+"""Search algorithms decide *which* generalization; ``SEARCHES`` maps names to classes."""
+
+from __future__ import annotations
+
+from anonsql.errors import InputError
+from anonsql.search.base import Search, SearchResult, Solution
+from anonsql.search.exhaustive import Exhaustive
+from anonsql.search.flash import Flash
+
+SEARCHES: dict[str, type[Search]] = {"flash": Flash, "exhaustive": Exhaustive}
+
+
+def search(name: str) -> Search:
+    try:
+        return SEARCHES[name]()
+    except KeyError:
+        raise InputError(f"unknown algorithm {name!r}; use one of {', '.join(SEARCHES)}") from None
+
+
+__all__ = ["SEARCHES", "Exhaustive", "Flash", "Search", "SearchResult", "Solution", "search"]
