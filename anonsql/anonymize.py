@@ -138,9 +138,7 @@ class Result:
         return db.backend.fetch_df(f"SELECT * FROM {db.backend.quote(self.output)}")
 
 
-def anonymize(
-    db: Database, source: str, spec: Spec, progress: Progress | None = None
-) -> Result:
+def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None = None) -> Result:
     """Search the lattice and (when ``spec.output`` is set) materialize the optimum."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()

@@ -246,14 +246,279 @@ def hierarchy_drop(name: str, db_path: str) -> None:
     click.echo(f"dropped hierarchy {name!r}")
 
 
+def _parse_pairs(values: tuple[str, ...], what: str) -> dict[str, str]:
+    from anonsql.errors import InputError
+
+    out: dict[str, str] = {}
+    for item in values:
+        for part in split_list(item):
+            if "=" not in part:
+                raise InputError(f"{what} {part!r}: use COLUMN=VALUE")
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def model_options(fn: Callable) -> Callable:
+    """The privacy goal, shared by check and anonymize."""
+    opts = [
+        click.option("--k", type=int, help="k-anonymity: classes of at least k records."),
+        click.option("--l", "l_value", type=float, help="l-diversity (distinct unless --l-variant)."),
+        click.option("--l-variant", type=click.Choice(["distinct-l", "entropy-l", "recursive-cl"]),
+                     default="distinct-l", show_default=True),
+        click.option("--c", "c_value", type=float, default=3.0, show_default=True,
+                     help="c of recursive (c,l)-diversity."),
+        click.option("--t", "t_value", type=float,
+                     help="t-closeness (equal-distance EMD unless --t-variant)."),
+        click.option("--t-variant", default="equal-emd", show_default=True,
+                     type=click.Choice(["equal-emd", "hierarchical-emd", "ordered-emd", "l1"])),
+        click.option("--sa-hierarchy", help="Hierarchy of the sensitive attribute "
+                     "(hierarchical EMD; default: the one named after it)."),
+    ]  # fmt: skip
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy, **extra):
+    from anonsql.anonymize import Spec
+
+    return Spec(qis=split_list(qi), sensitive=sa, k=k, l=l_value, l_variant=l_variant,
+                c=c_value, t=t_value, t_variant=t_variant, sensitive_hierarchy=sa_hierarchy,
+                **extra)  # fmt: skip
+
+
+def _print_evaluation(ev, as_json: bool) -> None:
+    import json
+
+    if as_json:
+        click.echo(json.dumps(ev.to_dict(), indent=2, default=float))
+        return
+    click.echo(f"rows {ev.rows}, classes {ev.classes}, suppressed rows {ev.suppressed_rows}")
+    for m in ev.models:
+        state = "holds" if m.holds else "DOES NOT HOLD"
+        click.echo(
+            f"  {m.description}: {state} (failing classes {m.failing_classes}, failing rows "
+            f"{m.failing_rows}, values {m.min_value:.6g}..{m.max_value:.6g})"
+            if m.min_value is not None
+            else f"  {m.description}: {state}"
+        )
+    click.echo("risk:")
+    for k, v in ev.risk.items():
+        if v is not None:
+            click.echo(f"  {k} = {v:.6g}" if isinstance(v, float) else f"  {k} = {v}")
+    if ev.loss:
+        click.echo("loss:")
+        for k, v in ev.loss.items():
+            click.echo(f"  {k} = {v:.10g}")
+
+
+@cli.command()
+@click.argument("table")
+@click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
+@click.option("--sa", help="Sensitive attribute.")
+@model_options
+@click.option("--levels", help="Check a transformation of TABLE instead: QI=LEVEL,...")
+@click.option(
+    "--suppression",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="With --levels: share of records that may be suppressed.",
+)
+@click.option("--hierarchy", "hierarchy_pairs", multiple=True, help="QI=NAME (with --levels).")
+@click.option("--population", help="With --levels: population table for journalist risk.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@db_option
+@friendly
+def check(table, qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy,
+          levels, suppression, hierarchy_pairs, population, as_json, db_path) -> None:  # fmt: skip
+    """Check privacy models on TABLE's classes and print risk figures; exit 1 when a
+    requested model does not hold."""
+    from anonsql.anonymize import build_models
+    from anonsql.errors import InputError
+    from anonsql.evaluate import check_table, evaluate_levels
+
+    spec = _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy)
+    models = build_models(spec)
+    db = open_db(db_path)
+    if levels:
+        pairs = _parse_pairs((levels,), "--levels")
+        missing = [q for q in spec.qis if q not in pairs]
+        if missing:
+            raise InputError(f"--levels lacks {', '.join(missing)}")
+        ev = evaluate_levels(db, table, spec.qis, [int(pairs[q]) for q in spec.qis], models,
+                             sa, suppression, _parse_pairs(hierarchy_pairs, "--hierarchy"),
+                             population, sa_hierarchy)  # fmt: skip
+    else:
+        ev = check_table(db, table, spec.qis, models, sa, sa_hierarchy)
+    _print_evaluation(ev, as_json)
+    if not all(m.holds for m in ev.models) or (levels and not ev.anonymous):
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("original")
+@click.argument("generalized", required=False)
+@click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
+@click.option("--levels", help="Instead of GENERALIZED: a transformation QI=LEVEL,...")
+@click.option("--hierarchy", "hierarchy_pairs", multiple=True, help="QI=NAME.")
+@click.option("--json", "as_json", is_flag=True)
+@db_option
+@friendly
+def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path) -> None:
+    """Information loss of GENERALIZED (or of --levels) against ORIGINAL: seed 004's seven
+    alterations and quality criteria, ARX's Loss and Precision (and with --levels every ARX
+    quality model)."""
+    import json
+
+    from anonsql.errors import InputError
+    from anonsql.evaluate import evaluate_levels, loss_of_tables
+    from anonsql.models import KAnonymity
+
+    qis = split_list(qi)
+    hier = _parse_pairs(hierarchy_pairs, "--hierarchy")
+    db = open_db(db_path)
+    if bool(generalized) == bool(levels):
+        raise InputError("give either GENERALIZED or --levels")
+    if levels:
+        pairs = _parse_pairs((levels,), "--levels")
+        ev = evaluate_levels(db, original, qis, [int(pairs.get(q, -1)) for q in qis],
+                             [KAnonymity(1)], hierarchies=hier)  # fmt: skip
+        figures = ev.loss
+    else:
+        figures = loss_of_tables(db, original, generalized, qis, hier)
+    if as_json:
+        click.echo(json.dumps(figures, indent=2, default=float))
+    else:
+        for k, v in figures.items():
+            click.echo(f"{k} = {v:.10g}")
+
+
+@cli.command()
+@click.argument("table")
+@click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
+@click.option("--sa", help="Sensitive attribute (for l-diversity and t-closeness).")
+@model_options
+@click.option(
+    "--suppression",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Share of records that may be suppressed, in [0, 1].",
+)
+@click.option(
+    "--metric",
+    default="loss",
+    show_default=True,
+    help="Quality model: loss, precision, height, entropy, entropy-nm, aecs, dm, "
+    "dm-star, or seed 004's distortion, ncp, total, llm, nllm, wllm, wnllm.",
+)
+@click.option(
+    "--algorithm", default="flash", show_default=True, type=click.Choice(["flash", "exhaustive"])
+)
+@click.option(
+    "--hierarchy",
+    "hierarchy_pairs",
+    multiple=True,
+    help="QI=NAME when a QI's hierarchy is not named after it (repeatable).",
+)
+@click.option("--out", "output", help="Name of the output view or table.")
+@click.option(
+    "--materialize", type=click.Choice(["view", "table"]), default="view", show_default=True
+)
+@click.option("--drop-suppressed", is_flag=True, help="Leave suppressed rows out.")
+@click.option(
+    "--solution-space",
+    is_flag=True,
+    help="Also find and score every minimal anonymous transformation.",
+)
+@click.option("--replace", is_flag=True, help="Replace --out even if anonsql did not create it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@db_option
+@friendly
+def anonymize(table, qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy,
+              suppression, metric, algorithm, hierarchy_pairs, output, materialize,
+              drop_suppressed, solution_space, replace, as_json, db_path) -> None:  # fmt: skip
+    """Find the optimal generalization of TABLE and materialize it as --out."""
+    import json
+
+    from anonsql.anonymize import anonymize as run
+
+    spec = _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy,
+                 suppression=suppression, metric=metric, algorithm=algorithm,
+                 hierarchies=_parse_pairs(hierarchy_pairs, "--hierarchy"), output=output,
+                 materialize=materialize, drop_suppressed=drop_suppressed,
+                 solutions=solution_space, replace=replace)  # fmt: skip
+    db = open_db(db_path)
+    with _progress(as_json) as progress:
+        result = run(db, table, spec, progress)
+    if as_json:
+        click.echo(json.dumps(result.summary(), indent=2, default=float))
+    else:
+        _print_result(result)
+
+
+class _progress:
+    """A progress bar on stderr for searches that take a while (hidden for --json)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.bar = None
+        self.start = 0.0
+
+    def __enter__(self):
+        import time
+
+        self.start = time.perf_counter()
+        return self.update
+
+    def update(self, checked: int, total: int) -> None:
+        import time
+
+        if self.quiet or checked % 25:
+            return
+        if self.bar is None:
+            if time.perf_counter() - self.start < 1.0:
+                return
+            self.bar = click.progressbar(length=total, label="nodes checked", file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(checked - self.bar.pos)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+def _print_result(r) -> None:
+    click.echo(f"transformation ({r.algorithm}, {r.checked} of {r.lattice_size} nodes checked):")
+    for q, lv in r.levels.items():
+        click.echo(f"  {q}: level {lv}")
+    m = r.measures
+    click.echo(f"classes {m['classes']}, suppressed rows {m['suppressed_rows']} "
+               f"({m['suppressed_share']:.2%}), smallest class {m['min_class_size']}")  # fmt: skip
+    click.echo(f"risk: prosecutor max {m['prosecutor_max']:.4g}, avg {m['prosecutor_avg']:.4g}; "
+               f"marketer {m['marketer']:.4g}")  # fmt: skip
+    click.echo(f"{r.metric} = {r.score:.10g}")
+    if r.per_qi:
+        click.echo("  per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in r.per_qi.items()))
+    if r.output:
+        click.echo(f"wrote {r.materialize} {r.output!r} (run {r.run_id}) in "
+                   f"{r.timings['total']:.3f} s")  # fmt: skip
+
+
 @cli.command()
 @click.option("--rows", default=30_000, show_default=True, help="Rows of the demo table.")
 @click.option("--seed", default=7, show_default=True, help="Random seed.")
 @db_option
 @friendly
 def demo(rows: int, seed: int, db_path: str) -> None:
-    """Create the seeded census demo table and store its shipped hierarchies."""
-    from anonsql.demo.setup import setup_demo
+    """Create the seeded census demo table, store its shipped hierarchies, anonymize it
+    (5-anonymity and distinct 2-diversity of income, at most 5% suppressed) into the view
+    census_anonymized, and show the result."""
+    from anonsql.anonymize import Spec
+    from anonsql.anonymize import anonymize as run
+    from anonsql.demo.setup import DEMO_QIS, setup_demo
 
     db = open_db(db_path)
     result = setup_demo(db, rows=rows, seed=seed)
@@ -261,6 +526,22 @@ def demo(rows: int, seed: int, db_path: str) -> None:
     cat = db.hierarchies.catalog()
     cat = cat[cat["name"].isin(result.hierarchies)]
     click.echo(cat.drop(columns=["created_at"]).to_string(index=False))
+    click.echo()
+    spec = Spec(qis=DEMO_QIS, sensitive="income", k=5, l=2, suppression=0.05,
+                output="census_anonymized")  # fmt: skip
+    click.echo(f"anonymizing {result.table!r}: QIs {', '.join(DEMO_QIS)}; 5-anonymity, "
+               f"distinct 2-diversity of income, at most 5% suppressed, metric loss")  # fmt: skip
+    res = run(db, result.table, spec)
+    _print_result(res)
+    click.echo()
+    from sqlglot import exp
+
+    from anonsql.backend.sql_templates import column, table
+
+    kept = exp.not_(exp.and_(*[column(q).eq(exp.convert("*")) for q in DEMO_QIS]))
+    query = exp.select("*").from_(table("census_anonymized")).where(kept).limit(8)
+    click.echo("first released rows (suppressed rows hold * in every QI):")
+    click.echo(db.backend.fetch_df(query).to_string(index=False))
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -11,6 +11,9 @@ from anonsql.hierarchy import builders
 from anonsql.hierarchy.loaders import read_arx_csv
 from anonsql.resources import resource_dir
 
+#: the demo's quasi-identifiers (income is its sensitive attribute)
+DEMO_QIS = ["age", "sex", "race", "marital_status", "education", "zip"]
+
 
 @dataclass
 class DemoSetup:

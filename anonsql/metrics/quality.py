@@ -292,8 +292,12 @@ class Alteration(QualityModel):
             W = self.unified.to_root[j]
             self.worst += float((W[leaves] * cnt).sum())
             self.table.append(
-                np.array([float(((W[leaves] - W[h.ancestors[leaves, lv]]) * cnt).sum())
-                          for lv in range(h.height)])  # fmt: skip
+                np.array(
+                    [
+                        float(((W[leaves] - W[h.ancestors[leaves, lv]]) * cnt).sum())
+                        for lv in range(h.height)
+                    ]
+                )  # fmt: skip
             )
 
     def level_bound(self, levels: np.ndarray) -> np.ndarray:

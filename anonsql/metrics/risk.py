@@ -67,7 +67,7 @@ def risk_measures(
     )
     if population_sizes is not None:
         F = np.asarray(population_sizes, dtype=np.float64)[~suppressed]
-        if (F < kept).any():
+        if (kept > F).any():
             raise ValueError("a population class is smaller than its sample class")
         out.journalist_max = float((1 / F).max()) if classes else 0.0
         out.journalist_avg = float((kept / F).sum() / n) if n else 0.0

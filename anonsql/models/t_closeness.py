@@ -133,9 +133,7 @@ class HierarchicalEMD(_TCloseness):
                 raise InputError("hierarchical EMD needs the sensitive attribute's hierarchy")
         missing = h.missing(stats.labels)
         if missing:
-            raise InputError(
-                f"sensitive values missing from hierarchy {h.name!r}: {missing[:10]}"
-            )
+            raise InputError(f"sensitive values missing from hierarchy {h.name!r}: {missing[:10]}")
         leaf_of_value = np.array([h.leaf(v) for v in stats.labels])
         top = h.top_level
         out = np.zeros(stats.classes)

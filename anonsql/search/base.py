@@ -8,7 +8,6 @@ partition is known), assesses the privacy models and scores the quality model.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import numpy as np
 
 from anonsql.data.histogram import Histogram
-from anonsql.errors import InputError
 from anonsql.metrics.quality import QualityModel
 from anonsql.models.requirements import Requirements
 from anonsql.search.base import NodeEvaluator, Progress, Search, SearchResult, Solution, better
@@ -78,7 +77,9 @@ class Flash(Search):
             node = int(node)
             if best is not None and self.bound[node] > best.score + 1e-12 * max(1, abs(best.score)):
                 break
-            if best is not None and self.pbound[node] > best.score + 1e-12 * max(1, abs(best.score)):
+            if best is not None and self.pbound[node] > best.score + 1e-12 * max(
+                1, abs(best.score)
+            ):
                 continue
             if self.status[node] == NOT_ANONYMOUS:
                 continue
@@ -176,5 +177,3 @@ class Flash(Search):
                 continue
             if all(self.status[p] == NOT_ANONYMOUS for p in self.lat.predecessors(node)):
                 scored[node] = self._score(node)
-
-

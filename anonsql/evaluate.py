@@ -1,0 +1,353 @@
+"""How private and how useful is a generalized table?
+
+Two ways in:
+
+* :func:`evaluate_levels` - a full-domain transformation (one level per QI) of an original
+  table: classes come from the histogram, classes failing a model are suppressed when the
+  suppression limit allows, and every measure is computed exactly;
+* :func:`check_table` and :func:`loss_of_tables` - a table that is already generalized (one
+  generalized value per row): privacy models run as SQL over its classes in the database;
+  loss metrics need only column sums (see :mod:`anonsql.metrics.unified`), so original and
+  generalized rows never have to be paired.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlglot import exp
+
+from anonsql.backend.sql_templates import column, drop, table
+from anonsql.data.histogram import Histogram
+from anonsql.data.partition import Partition
+from anonsql.database import Database
+from anonsql.errors import InputError
+from anonsql.metrics.quality import QUALITY, Loss, quality_model
+from anonsql.metrics.risk import risk_measures
+from anonsql.metrics.unified import METRICS, UnifiedMetric
+from anonsql.models import EntropyLDiversity, L1Closeness, PrivacyModel
+from anonsql.models.base import ClassStats
+from anonsql.models.compile import SUPPRESSED, model_values_query
+from anonsql.models.requirements import Requirements
+
+
+@dataclass
+class ModelReport:
+    model: str
+    description: str
+    holds: bool
+    failing_classes: int
+    failing_rows: int
+    min_value: float | None
+    max_value: float | None
+
+
+@dataclass
+class Evaluation:
+    rows: int
+    classes: int
+    suppressed_rows: int
+    anonymous: bool
+    models: list[ModelReport]
+    risk: dict[str, Any]
+    loss: dict[str, float] = field(default_factory=dict)
+    levels: dict[str, int] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per figure: (group, measure, value)."""
+        rows: list[tuple[str, str, Any]] = [
+            ("table", "rows", self.rows),
+            ("table", "classes", self.classes),
+            ("table", "suppressed_rows", self.suppressed_rows),
+            ("table", "anonymous", self.anonymous),
+        ]
+        for m in self.models:
+            rows += [(m.model, k, v) for k, v in asdict(m).items() if k not in ("model",)]
+        rows += [("risk", k, v) for k, v in self.risk.items()]
+        rows += [("loss", k, v) for k, v in self.loss.items()]
+        return pd.DataFrame(rows, columns=["group", "measure", "value"])
+
+
+def _seed004_privacy(stats: ClassStats, kept: np.ndarray) -> dict[str, float]:
+    """Seed 004 Definitions 11 and 14 over the released classes: l_div (minimum of exp of
+    the class entropy) and t_clo (maximum L1 distance to the table's distribution)."""
+    if stats.pair_class is None or not kept.any():
+        return {}
+    ldiv = EntropyLDiversity(1).class_values(stats)[kept]
+    tclo = L1Closeness(1).class_values(stats)[kept]
+    return {"l_div": float(ldiv.min()), "t_clo": float(tclo.max())}
+
+
+def evaluate_levels(
+    db: Database,
+    source: str,
+    qis: list[str],
+    levels: list[int],
+    models: list[PrivacyModel],
+    sensitive: str | None = None,
+    suppression: float = 0.0,
+    hierarchies: dict[str, str] | None = None,
+    population: str | None = None,
+    sensitive_hierarchy: str | None = None,
+) -> Evaluation:
+    from anonsql.anonymize import Spec, validate_columns
+
+    validate_columns(db, source, Spec(qis=qis, sensitive=sensitive, hierarchies=hierarchies or {}))
+    names = [db.hierarchies.resolve(q, (hierarchies or {}).get(q)) for q in qis]
+    if len(levels) != len(qis):
+        raise InputError(f"give one level per QI ({len(qis)}), got {len(levels)}")
+    for q, n in zip(qis, names, strict=True):
+        db.hierarchies.check_column(source, q, n)
+    sens_h = db.hierarchies.load(sensitive_hierarchy) if sensitive_hierarchy else None
+    hist = Histogram.from_database(db, source, qis, names, sensitive)
+    for j, (lv, h) in enumerate(zip(levels, hist.hierarchies, strict=True)):
+        if not 0 <= lv < h.height:
+            raise InputError(f"{qis[j]!r}: level {lv} outside 0..{h.top_level}")
+    req = Requirements(models, suppression, sens_h)
+    req.validate(hist)
+    part = Partition.from_histogram(hist, tuple(levels))
+    assessment = req.assess(part, hist)
+    stats = req.stats(part, hist)
+    # suppress failing classes only when the limit allows (ARX): otherwise nothing is
+    # suppressed and the transformation is reported as not anonymous
+    suppressed = assessment.suppressed if assessment.anonymous else np.zeros(part.classes, bool)
+    reports = []
+    for m in models:
+        values = m.class_values(stats)
+        ok = m.passes(values) | suppressed
+        reports.append(_report(m, values[~suppressed], ok[~suppressed], part.sizes[~suppressed]))
+    pop_sizes = _population_sizes(db, population, qis, names, hist, part) if population else None
+    risk = risk_measures(part.sizes, suppressed, pop_sizes).to_dict()
+    risk.update(_seed004_privacy(stats, ~suppressed))
+    loss: dict[str, float] = {}
+    for name in QUALITY:
+        qm = quality_model(name)
+        qm.prepare(hist)
+        loss[name] = qm.score(part, suppressed)
+    loss.update(_seed004_loss(hist, part, suppressed))
+    return Evaluation(
+        hist.rows, int((~suppressed).sum()), int(part.sizes[suppressed].sum()),
+        assessment.anonymous, reports, risk, loss, dict(zip(qis, levels, strict=True)),
+    )  # fmt: skip
+
+
+def _report(m: PrivacyModel, values, ok, sizes) -> ModelReport:
+    finite = values[np.isfinite(values)] if len(values) else values
+    return ModelReport(
+        m.name, m.describe(), bool(ok.all()), int((~ok).sum()), int(sizes[~ok].sum()),
+        float(finite.min()) if len(finite) else None, float(finite.max()) if len(finite) else None,
+    )  # fmt: skip
+
+
+def _seed004_loss(hist: Histogram, part: Partition, suppressed: np.ndarray) -> dict[str, float]:
+    """Seed 004 Definitions 7 and 9 on a full-domain transformation; suppressed records
+    count as generalized to the root."""
+    out: dict[str, float] = {}
+    n, m = hist.rows, len(hist.qis)
+    # generalized node of every histogram row
+    row_class = part_row_class(hist, part)
+    gen = part.nodes[row_class].copy()
+    supp_rows = suppressed[row_class]
+    for j, h in enumerate(hist.hierarchies):
+        gen[supp_rows, j] = h.root
+    original = [hist.codes[:, j] for j in range(m)]
+    generalized = [gen[:, j] for j in range(m)]
+    for metric in METRICS:
+        out[f"alteration_{metric}"] = UnifiedMetric(metric, hist.hierarchies).alteration(
+            original, generalized, hist.counts
+        )
+    out["mean_alteration"] = float(np.mean([out[f"alteration_{x}"] for x in METRICS]))
+    generalized_cells = sum(
+        float(hist.counts[h.levels[gen[:, j]] > h.levels[hist.codes[:, j]]].sum())
+        for j, h in enumerate(hist.hierarchies)
+    )
+    root_cells = sum(
+        float(hist.counts[gen[:, j] == h.root].sum()) for j, h in enumerate(hist.hierarchies)
+    )
+    out["pct_generalized"] = 100.0 * generalized_cells / (n * m)
+    out["pct_root"] = 100.0 * root_cells / (n * m)
+    return out
+
+
+def part_row_class(hist: Histogram, part: Partition) -> np.ndarray:
+    if part.row_class is not None:
+        return part.row_class
+    return Partition.from_histogram(hist, part.levels).row_class  # type: ignore[return-value]
+
+
+def _population_sizes(db, population, qis, names, hist, part) -> np.ndarray:
+    db.backend.require_columns(population, qis)
+    for q, n in zip(qis, names, strict=True):
+        db.hierarchies.check_column(population, q, n)
+    pop = Histogram.from_database(db, population, qis, names)
+    pop_part = Partition.from_histogram(pop, part.levels)
+    keys = {tuple(r): s for r, s in zip(pop_part.nodes.tolist(), pop_part.sizes, strict=True)}
+    sizes = np.array([keys.get(tuple(r), 0) for r in part.nodes.tolist()], dtype=np.float64)
+    if (sizes < part.sizes).any():
+        raise InputError(f"population {population!r} does not contain every sample record")
+    return sizes
+
+
+# -- tables that are already generalized ---------------------------------------------------
+def check_table(
+    db: Database, source: str, qis: list[str], models: list[PrivacyModel],
+    sensitive: str | None = None, sensitive_hierarchy: str | None = None,
+) -> Evaluation:  # fmt: skip
+    """Run the models as SQL over the classes of ``source``. Rows whose QIs are all ``*`` are
+    suppressed: they count in the table but no model is tested on them."""
+    from anonsql.anonymize import Spec, validate_columns
+
+    validate_columns(db, source, Spec(qis=qis, sensitive=sensitive))
+    top = None
+    if any(m.needs_sensitive for m in models) and sensitive is None:
+        raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
+    if any(m.name == "hierarchical-emd" for m in models):
+        name = db.hierarchies.resolve(sensitive, sensitive_hierarchy)  # type: ignore[arg-type]
+        db.hierarchies.check_column(source, sensitive, name)  # type: ignore[arg-type]
+        top = db.hierarchies.load(name).top_level
+    rows = db.backend.fetchall(exp.select("COUNT(*)").from_(table(source)))[0][0]
+    if sensitive is not None:
+        distinct = db.backend.fetchall(
+            exp.select(exp.Count(this=exp.Distinct(expressions=[column(sensitive)]))).from_(
+                table(source)
+            )
+        )[0][0]
+    else:
+        distinct = None
+    for m in models:
+        m.validate(rows, distinct)
+    reports = []
+    frames = []
+    for m in models:
+        q = model_values_query(m, source, qis, sensitive, db.backend.dialect, top)
+        df = db.backend.fetch_df(q)
+        frames.append(df)
+        kept = ~df["suppressed"].astype(bool)
+        vals = df["value"].astype(float).fillna(np.inf).to_numpy()
+        ok = df["ok"].astype(bool).to_numpy()
+        reports.append(_report(m, vals[kept], ok[kept], df["size"].to_numpy()[kept]))
+    base = frames[0] if frames else None
+    sizes = base["size"].to_numpy() if base is not None else np.array([])
+    supp = base["suppressed"].astype(bool).to_numpy() if base is not None else np.array([])
+    risk = risk_measures(sizes, supp).to_dict()
+    if sensitive is not None:
+        for extra, key, agg in ((EntropyLDiversity(1), "l_div", "min"),
+                                (L1Closeness(1), "t_clo", "max")):  # fmt: skip
+            df = db.backend.fetch_df(model_values_query(extra, source, qis, sensitive))
+            v = df.loc[~df["suppressed"].astype(bool), "value"].astype(float)
+            if len(v):
+                risk[key] = float(getattr(v, agg)())
+    return Evaluation(int(rows), risk["classes"], risk["suppressed_rows"],
+                      all(r.holds for r in reports), reports, risk)  # fmt: skip
+
+
+_LABELS = "__anonsql_label_costs"
+
+
+def loss_of_tables(
+    db: Database, original: str, generalized: str, qis: list[str],
+    hierarchies: dict[str, str] | None = None,
+) -> dict[str, float]:  # fmt: skip
+    """Seed 004's seven alterations, their mean, the percentages of generalized values and
+    of values at the root, and ARX's Loss and Precision of a per-row generalization."""
+    from anonsql.anonymize import Spec, validate_columns
+
+    validate_columns(db, original, Spec(qis=qis, hierarchies=hierarchies or {}))
+    db.backend.require_columns(generalized, qis)
+    names = [db.hierarchies.resolve(q, (hierarchies or {}).get(q)) for q in qis]
+    hs = [db.hierarchies.load(n) for n in names]
+    for q, n in zip(qis, names, strict=True):
+        db.hierarchies.check_column(original, q, n)
+    n_rows = db.backend.fetchall(exp.select("COUNT(*)").from_(table(original)))[0][0]
+    n_gen = db.backend.fetchall(exp.select("COUNT(*)").from_(table(generalized)))[0][0]
+    if n_rows != n_gen:
+        raise InputError(f"{original!r} has {n_rows} rows but {generalized!r} has {n_gen}")
+    unified = {m: UnifiedMetric(m, hs) for m in METRICS}
+    frames = []
+    for j, h in enumerate(hs):
+        # a label standing on several levels means its lowest node; '*' means the root
+        first: dict[str, int] = {}
+        for node in np.argsort(h.levels, kind="stable"):
+            first.setdefault(h.labels[node], int(node))
+        first.setdefault(SUPPRESSED, h.root)
+        nodes = np.array(list(first.values()))
+        f = pd.DataFrame({"qi": j, "label": list(first), "level": h.levels[nodes],
+                          "share": h.leaf_counts[nodes] / len(h.leaf_ids),
+                          "is_root": nodes == h.root})  # fmt: skip
+        for m in METRICS:
+            f[m] = unified[m].to_root[j][nodes]
+        frames.append(f)
+    db.backend.write_frame(_LABELS, pd.concat(frames, ignore_index=True), temporary=True)
+    try:
+        orig_sum = np.zeros((len(qis), len(METRICS)))
+        gen_sum = np.zeros((len(qis), len(METRICS)))
+        generalized_cells = root_cells = 0.0
+        loss_raw = np.zeros(len(qis))
+        precision = np.zeros(len(qis))
+        for j, q in enumerate(qis):
+            orig_sum[j] = _sums(db, original, q, j, leaves_only=True)[: len(METRICS)]
+            sums = _sums(db, generalized, q, j, leaves_only=False)
+            gen_sum[j] = sums[: len(METRICS)]
+            generalized_cells += sums[len(METRICS)]
+            root_cells += sums[len(METRICS) + 1]
+            loss_raw[j] = sums[len(METRICS) + 2]
+            precision[j] = sums[len(METRICS) + 3] / max(hs[j].top_level, 1) / n_rows
+    finally:
+        db.backend.execute(drop("table", _LABELS))
+    out: dict[str, float] = {}
+    for i, m in enumerate(METRICS):
+        worst = orig_sum[:, i].sum()
+        out[f"alteration_{m}"] = 100.0 * (worst - gen_sum[:, i].sum()) / worst if worst else 0.0
+    out["mean_alteration"] = float(np.mean([out[f"alteration_{m}"] for m in METRICS]))
+    out["pct_generalized"] = 100.0 * generalized_cells / (n_rows * len(qis))
+    out["pct_root"] = 100.0 * root_cells / (n_rows * len(qis))
+    lo = [n_rows / len(h.leaf_ids) for h in hs]
+    norm = np.array([max((loss_raw[j] - lo[j]) / (n_rows - lo[j]), 0.0) if n_rows > lo[j] else 0.0
+                     for j in range(len(qis))])  # fmt: skip
+    out["loss"] = float(Loss._aggregate(np.floor(norm * 1e10)[None, :] / 1e10)[0])
+    out["precision"] = float(precision.mean())
+    return out
+
+
+def _sums(db: Database, source: str, q: str, j: int, leaves_only: bool) -> list[float]:
+    """Per-QI sums over a table's column joined to its label costs."""
+    lab = exp.alias_(table(_LABELS), "w", table=True)
+    on = exp.and_(
+        exp.column("qi", "w").eq(exp.convert(j)),
+        exp.column("label", "w").eq(exp.cast(column(q, "s"), "VARCHAR")),
+    )
+    if leaves_only:
+        on = exp.and_(on, exp.column("level", "w").eq(exp.convert(0)))
+    sel = [exp.func("SUM", exp.column(m, "w")) for m in METRICS] + [
+        exp.func("SUM", exp.Case(ifs=[exp.If(this=exp.column("level", "w").neq(0),
+                                             true=exp.convert(1))], default=exp.convert(0))),
+        exp.func("SUM", exp.Case(ifs=[exp.If(this=exp.column("is_root", "w"),
+                                             true=exp.convert(1))], default=exp.convert(0))),
+        exp.func("SUM", exp.column("share", "w")),
+        exp.func("SUM", exp.column("level", "w")),
+        exp.func("COUNT", exp.Star()),
+        exp.func("COUNT", exp.column("label", "w")),
+    ]  # fmt: skip
+    query = (
+        exp.select(*sel)
+        .from_(exp.alias_(table(source), "s", table=True))
+        .join(lab, on=on, join_type="left")
+    )
+    row = db.backend.fetchall(query)[0]
+    total, matched = row[-2], row[-1]
+    if total != matched:
+        raise InputError(
+            f"{total - matched} value(s) of {source}.{q} are not labels of its hierarchy"
+        )
+    return [float(x or 0) for x in row[:-2]]
+
+
+__all__ = ["Evaluation", "ModelReport", "check_table", "evaluate_levels", "loss_of_tables",
+           "math"]  # fmt: skip
