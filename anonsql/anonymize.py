@@ -199,16 +199,39 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     run_id = None
     if spec.output is not None:
         t2 = time.perf_counter()
-        run_id = _write(db, source, columns, spec, names, hist, part, assessment, result,
-                        measures, timings, models)  # fmt: skip
+        run_id = _write(
+            db,
+            source,
+            columns,
+            spec,
+            names,
+            hist,
+            part,
+            assessment,
+            result,
+            measures,
+            timings,
+            models,
+        )
         timings["materialize"] = time.perf_counter() - t2
     timings["total"] = time.perf_counter() - t0
     return Result(
-        run_id, source, spec.output, spec.materialize if spec.output else None,
-        dict(zip(spec.qis, levels, strict=True)), spec.metric, score, per_qi, measures,
-        result.checked, result.lattice_size, result.algorithm, result.guarantee, timings,
+        run_id,
+        source,
+        spec.output,
+        spec.materialize if spec.output else None,
+        dict(zip(spec.qis, levels, strict=True)),
+        spec.metric,
+        score,
+        per_qi,
+        measures,
+        result.checked,
+        result.lattice_size,
+        result.algorithm,
+        result.guarantee,
+        timings,
         [_solution_row(s, spec.qis, result) for s in result.solutions],
-    )  # fmt: skip
+    )
 
 
 def _solution_row(s, qis, result: SearchResult) -> dict:
@@ -223,8 +246,9 @@ def _solution_row(s, qis, result: SearchResult) -> dict:
     }
 
 
-def _write(db, source, columns, spec, names, hist, part, assessment, result, measures,
-           timings, models) -> int:  # fmt: skip
+def _write(
+    db, source, columns, spec, names, hist, part, assessment, result, measures, timings, models
+) -> int:
     backend = db.backend
     prov = Provenance(backend)
     levels = list(result.optimum.levels)
@@ -234,8 +258,16 @@ def _write(db, source, columns, spec, names, hist, part, assessment, result, mea
     with backend.transaction():
         run_id = prov.next_run_id()
         prov.replace_suppressed(run_id, spec.output, suppressed_keys)
-        query = output_query(backend.dialect, source, columns, spec.qis, names, levels,
-                             run_id if suppressed_keys else None, spec.drop_suppressed)  # fmt: skip
+        query = output_query(
+            backend.dialect,
+            source,
+            columns,
+            spec.qis,
+            names,
+            levels,
+            run_id if suppressed_keys else None,
+            spec.drop_suppressed,
+        )
         kind = backend.relation_kind(spec.output)
         if kind is not None and kind != spec.materialize:
             db.drop_relation(spec.output)
@@ -261,5 +293,4 @@ def _write(db, source, columns, spec, names, hist, part, assessment, result, mea
     return run_id
 
 
-Progress = Callable[[int, int], None]
-__all__ = ["Result", "Spec", "anonymize", "build_models", "np"]
+__all__ = ["Callable", "Result", "Spec", "anonymize", "build_models", "np"]

@@ -133,17 +133,28 @@ def evaluate_levels(
         loss[name] = qm.score(part, suppressed)
     loss.update(_seed004_loss(hist, part, suppressed))
     return Evaluation(
-        hist.rows, int((~suppressed).sum()), int(part.sizes[suppressed].sum()),
-        assessment.anonymous, reports, risk, loss, dict(zip(qis, levels, strict=True)),
-    )  # fmt: skip
+        hist.rows,
+        int((~suppressed).sum()),
+        int(part.sizes[suppressed].sum()),
+        assessment.anonymous,
+        reports,
+        risk,
+        loss,
+        dict(zip(qis, levels, strict=True)),
+    )
 
 
 def _report(m: PrivacyModel, values, ok, sizes) -> ModelReport:
     finite = values[np.isfinite(values)] if len(values) else values
     return ModelReport(
-        m.name, m.describe(), bool(ok.all()), int((~ok).sum()), int(sizes[~ok].sum()),
-        float(finite.min()) if len(finite) else None, float(finite.max()) if len(finite) else None,
-    )  # fmt: skip
+        m.name,
+        m.describe(),
+        bool(ok.all()),
+        int((~ok).sum()),
+        int(sizes[~ok].sum()),
+        float(finite.min()) if len(finite) else None,
+        float(finite.max()) if len(finite) else None,
+    )
 
 
 def _seed004_loss(hist: Histogram, part: Partition, suppressed: np.ndarray) -> dict[str, float]:
@@ -197,9 +208,13 @@ def _population_sizes(db, population, qis, names, hist, part) -> np.ndarray:
 
 # -- tables that are already generalized ---------------------------------------------------
 def check_table(
-    db: Database, source: str, qis: list[str], models: list[PrivacyModel],
-    sensitive: str | None = None, sensitive_hierarchy: str | None = None,
-) -> Evaluation:  # fmt: skip
+    db: Database,
+    source: str,
+    qis: list[str],
+    models: list[PrivacyModel],
+    sensitive: str | None = None,
+    sensitive_hierarchy: str | None = None,
+) -> Evaluation:
     """Run the models as SQL over the classes of ``source``. Rows whose QIs are all ``*`` are
     suppressed: they count in the table but no model is tested on them."""
     from anonsql.anonymize import Spec, validate_columns
@@ -238,23 +253,34 @@ def check_table(
     supp = base["suppressed"].astype(bool).to_numpy() if base is not None else np.array([])
     risk = risk_measures(sizes, supp).to_dict()
     if sensitive is not None:
-        for extra, key, agg in ((EntropyLDiversity(1), "l_div", "min"),
-                                (L1Closeness(1), "t_clo", "max")):  # fmt: skip
+        for extra, key, agg in (
+            (EntropyLDiversity(1), "l_div", "min"),
+            (L1Closeness(1), "t_clo", "max"),
+        ):
             df = db.backend.fetch_df(model_values_query(extra, source, qis, sensitive))
             v = df.loc[~df["suppressed"].astype(bool), "value"].astype(float)
             if len(v):
                 risk[key] = float(getattr(v, agg)())
-    return Evaluation(int(rows), risk["classes"], risk["suppressed_rows"],
-                      all(r.holds for r in reports), reports, risk)  # fmt: skip
+    return Evaluation(
+        int(rows),
+        risk["classes"],
+        risk["suppressed_rows"],
+        all(r.holds for r in reports),
+        reports,
+        risk,
+    )
 
 
 _LABELS = "__anonsql_label_costs"
 
 
 def loss_of_tables(
-    db: Database, original: str, generalized: str, qis: list[str],
+    db: Database,
+    original: str,
+    generalized: str,
+    qis: list[str],
     hierarchies: dict[str, str] | None = None,
-) -> dict[str, float]:  # fmt: skip
+) -> dict[str, float]:
     """Seed 004's seven alterations, their mean, the percentages of generalized values and
     of values at the root, and ARX's Loss and Precision of a per-row generalization."""
     from anonsql.anonymize import Spec, validate_columns
@@ -278,9 +304,15 @@ def loss_of_tables(
             first.setdefault(h.labels[node], int(node))
         first.setdefault(SUPPRESSED, h.root)
         nodes = np.array(list(first.values()))
-        f = pd.DataFrame({"qi": j, "label": list(first), "level": h.levels[nodes],
-                          "share": h.leaf_counts[nodes] / len(h.leaf_ids),
-                          "is_root": nodes == h.root})  # fmt: skip
+        f = pd.DataFrame(
+            {
+                "qi": j,
+                "label": list(first),
+                "level": h.levels[nodes],
+                "share": h.leaf_counts[nodes] / len(h.leaf_ids),
+                "is_root": nodes == h.root,
+            }
+        )
         for m in METRICS:
             f[m] = unified[m].to_root[j][nodes]
         frames.append(f)
@@ -309,8 +341,12 @@ def loss_of_tables(
     out["pct_generalized"] = 100.0 * generalized_cells / (n_rows * len(qis))
     out["pct_root"] = 100.0 * root_cells / (n_rows * len(qis))
     lo = [n_rows / len(h.leaf_ids) for h in hs]
-    norm = np.array([max((loss_raw[j] - lo[j]) / (n_rows - lo[j]), 0.0) if n_rows > lo[j] else 0.0
-                     for j in range(len(qis))])  # fmt: skip
+    norm = np.array(
+        [
+            max((loss_raw[j] - lo[j]) / (n_rows - lo[j]), 0.0) if n_rows > lo[j] else 0.0
+            for j in range(len(qis))
+        ]
+    )
     out["loss"] = float(Loss._aggregate(np.floor(norm * 1e10)[None, :] / 1e10)[0])
     out["precision"] = float(precision.mean())
     return out
@@ -326,15 +362,25 @@ def _sums(db: Database, source: str, q: str, j: int, leaves_only: bool) -> list[
     if leaves_only:
         on = exp.and_(on, exp.column("level", "w").eq(exp.convert(0)))
     sel = [exp.func("SUM", exp.column(m, "w")) for m in METRICS] + [
-        exp.func("SUM", exp.Case(ifs=[exp.If(this=exp.column("level", "w").neq(0),
-                                             true=exp.convert(1))], default=exp.convert(0))),
-        exp.func("SUM", exp.Case(ifs=[exp.If(this=exp.column("is_root", "w"),
-                                             true=exp.convert(1))], default=exp.convert(0))),
+        exp.func(
+            "SUM",
+            exp.Case(
+                ifs=[exp.If(this=exp.column("level", "w").neq(0), true=exp.convert(1))],
+                default=exp.convert(0),
+            ),
+        ),
+        exp.func(
+            "SUM",
+            exp.Case(
+                ifs=[exp.If(this=exp.column("is_root", "w"), true=exp.convert(1))],
+                default=exp.convert(0),
+            ),
+        ),
         exp.func("SUM", exp.column("share", "w")),
         exp.func("SUM", exp.column("level", "w")),
         exp.func("COUNT", exp.Star()),
         exp.func("COUNT", exp.column("label", "w")),
-    ]  # fmt: skip
+    ]
     query = (
         exp.select(*sel)
         .from_(exp.alias_(table(source), "s", table=True))
@@ -349,5 +395,4 @@ def _sums(db: Database, source: str, q: str, j: int, leaves_only: bool) -> list[
     return [float(x or 0) for x in row[:-2]]
 
 
-__all__ = ["Evaluation", "ModelReport", "check_table", "evaluate_levels", "loss_of_tables",
-           "math"]  # fmt: skip
+__all__ = ["Evaluation", "ModelReport", "check_table", "evaluate_levels", "loss_of_tables", "math"]

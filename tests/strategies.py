@@ -44,3 +44,22 @@ def hierarchy_rows(draw, max_leaves: int = 12, max_height: int = 4, reuse_labels
 @st.composite
 def hierarchies(draw, name: str = "h", **kw) -> Hierarchy:
     return Hierarchy.from_rows(name, draw(hierarchy_rows(**kw)))
+
+
+@st.composite
+def anonymization_cases(draw, max_qis: int = 3, max_rows: int = 60):
+    """A random table (DataFrame) with 1..max_qis QIs, each with its own random hierarchy,
+    and a sensitive column ``s`` drawn from a few values."""
+    import pandas as pd
+
+    m = draw(st.integers(1, max_qis))
+    hs = [
+        Hierarchy.from_rows(f"q{j}", draw(hierarchy_rows(max_leaves=6, max_height=4)))
+        for j in range(m)
+    ]
+    n = draw(st.integers(1, max_rows))
+    data = {}
+    for j, h in enumerate(hs):
+        data[f"q{j}"] = draw(st.lists(st.sampled_from(h.leaf_labels), min_size=n, max_size=n))
+    data["s"] = draw(st.lists(st.sampled_from(["a", "b", "c", "10", "2"]), min_size=n, max_size=n))
+    return pd.DataFrame(data), hs

@@ -146,3 +146,120 @@ def test_unknown_table_and_file(run, tmp_path):
     run("hierarchy", "build", "a", "--groups", "2", "--values", "x,y")
     out = run("hierarchy", "validate", "a", "--table", "ghost", ok=False).output
     assert "no table or view named 'ghost'" in out
+
+
+def _pets(run, tmp_path):
+    data = tmp_path / "pets.csv"
+    data.write_text("race,sex,ill\nCat,F,a\nLion,F,b\nDog,M,c\nDog,M,a\nCat,M,b\nLion,F,c\n")
+    race = tmp_path / "race.csv"
+    race.write_text("Cat;Felid;*\nLion;Felid;*\nDog;Canid;*\n")
+    sex = tmp_path / "sex.csv"
+    sex.write_text("F;*\nM;*\n")
+    run("import", "pets", str(data))
+    run("hierarchy", "load", "breed", str(race))
+    run("hierarchy", "load", "sex", str(sex))
+
+
+def test_anonymize_check_and_metrics(run, tmp_path):
+    _pets(run, tmp_path)
+    out = run(
+        "anonymize",
+        "pets",
+        "--qi",
+        "race,sex",
+        "--k",
+        "2",
+        "--hierarchy",
+        "race=breed",
+        "--out",
+        "pets_k2",
+        "--json",
+    ).output
+    summary = json.loads(out)
+    assert set(summary["levels"]) == {"race", "sex"}
+    assert summary["output"] == "pets_k2" and summary["measures"]["min_class_size"] >= 2
+    text = run(
+        "anonymize",
+        "pets",
+        "--qi",
+        "race,sex",
+        "--k",
+        "2",
+        "--hierarchy",
+        "race=breed",
+        "--out",
+        "pets_k2",
+    ).output
+    assert "race: level" in text and "wrote view 'pets_k2'" in text
+    ok = run("check", "pets_k2", "--qi", "race,sex", "--k", "2").output
+    assert "2-anonymity: holds" in ok
+    bad = run("check", "pets_k2", "--qi", "race,sex", "--k", "4", ok=False)
+    assert bad.exit_code == 1 and "DOES NOT HOLD" in bad.output
+    js = json.loads(
+        run("check", "pets_k2", "--qi", "race,sex", "--sa", "ill", "--l", "1", "--json").output
+    )
+    assert js["models"][0]["holds"] and "t_clo" in js["risk"]
+    lv = run(
+        "check",
+        "pets",
+        "--qi",
+        "race,sex",
+        "--k",
+        "2",
+        "--levels",
+        "race=1,sex=1",
+        "--hierarchy",
+        "race=breed",
+    ).output
+    assert "loss:" in lv
+    m = json.loads(
+        run(
+            "metrics", "pets", "pets_k2", "--qi", "race,sex", "--hierarchy", "race=breed", "--json"
+        ).output
+    )
+    assert 0 <= m["mean_alteration"] <= 100 and "alteration_nllm" in m
+    m2 = run(
+        "metrics",
+        "pets",
+        "--qi",
+        "race,sex",
+        "--levels",
+        "race=1,sex=0",
+        "--hierarchy",
+        "race=breed",
+    ).output
+    assert "entropy = " in m2
+
+
+def test_anonymize_errors_are_one_line(run, tmp_path):
+    _pets(run, tmp_path)
+    out = run("anonymize", "pets", "--qi", "race,colour", "--k", "2", ok=False).output
+    assert "has no column 'colour'" in out and "Traceback" not in out
+    out = run(
+        "anonymize", "pets", "--qi", "race", "--hierarchy", "race=breed", "--k", "9", ok=False
+    ).output
+    assert "larger than the table" in out
+    out = run(
+        "anonymize",
+        "pets",
+        "--qi",
+        "race",
+        "--hierarchy",
+        "race=breed",
+        "--k",
+        "2",
+        "--suppression",
+        "2",
+        ok=False,
+    ).output
+    assert "suppression limit" in out
+    out = run("check", "pets", "--qi", "race", "--sa", "race", "--l", "2", ok=False).output
+    assert "both a quasi-identifier and sensitive" in out
+    out = run("check", "pets", "--qi", "race", "--sa", "ill", "--t", "3", ok=False).output
+    assert "[0, 1]" in out
+
+
+def test_demo_anonymizes(run):
+    out = run("demo", "--rows", "3000").output
+    assert "wrote view 'census_anonymized'" in out
+    assert "first released rows" in out

@@ -263,18 +263,41 @@ def model_options(fn: Callable) -> Callable:
     """The privacy goal, shared by check and anonymize."""
     opts = [
         click.option("--k", type=int, help="k-anonymity: classes of at least k records."),
-        click.option("--l", "l_value", type=float, help="l-diversity (distinct unless --l-variant)."),
-        click.option("--l-variant", type=click.Choice(["distinct-l", "entropy-l", "recursive-cl"]),
-                     default="distinct-l", show_default=True),
-        click.option("--c", "c_value", type=float, default=3.0, show_default=True,
-                     help="c of recursive (c,l)-diversity."),
-        click.option("--t", "t_value", type=float,
-                     help="t-closeness (equal-distance EMD unless --t-variant)."),
-        click.option("--t-variant", default="equal-emd", show_default=True,
-                     type=click.Choice(["equal-emd", "hierarchical-emd", "ordered-emd", "l1"])),
-        click.option("--sa-hierarchy", help="Hierarchy of the sensitive attribute "
-                     "(hierarchical EMD; default: the one named after it)."),
-    ]  # fmt: skip
+        click.option(
+            "--l", "l_value", type=float, help="l-diversity (distinct unless --l-variant)."
+        ),
+        click.option(
+            "--l-variant",
+            type=click.Choice(["distinct-l", "entropy-l", "recursive-cl"]),
+            default="distinct-l",
+            show_default=True,
+        ),
+        click.option(
+            "--c",
+            "c_value",
+            type=float,
+            default=3.0,
+            show_default=True,
+            help="c of recursive (c,l)-diversity.",
+        ),
+        click.option(
+            "--t",
+            "t_value",
+            type=float,
+            help="t-closeness (equal-distance EMD unless --t-variant).",
+        ),
+        click.option(
+            "--t-variant",
+            default="equal-emd",
+            show_default=True,
+            type=click.Choice(["equal-emd", "hierarchical-emd", "ordered-emd", "l1"]),
+        ),
+        click.option(
+            "--sa-hierarchy",
+            help="Hierarchy of the sensitive attribute "
+            "(hierarchical EMD; default: the one named after it).",
+        ),
+    ]
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
@@ -283,9 +306,18 @@ def model_options(fn: Callable) -> Callable:
 def _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy, **extra):
     from anonsql.anonymize import Spec
 
-    return Spec(qis=split_list(qi), sensitive=sa, k=k, l=l_value, l_variant=l_variant,
-                c=c_value, t=t_value, t_variant=t_variant, sensitive_hierarchy=sa_hierarchy,
-                **extra)  # fmt: skip
+    return Spec(
+        qis=split_list(qi),
+        sensitive=sa,
+        k=k,
+        l=l_value,
+        l_variant=l_variant,
+        c=c_value,
+        t=t_value,
+        t_variant=t_variant,
+        sensitive_hierarchy=sa_hierarchy,
+        **extra,
+    )
 
 
 def _print_evaluation(ev, as_json: bool) -> None:
@@ -331,8 +363,24 @@ def _print_evaluation(ev, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @db_option
 @friendly
-def check(table, qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy,
-          levels, suppression, hierarchy_pairs, population, as_json, db_path) -> None:  # fmt: skip
+def check(
+    table,
+    qi,
+    sa,
+    k,
+    l_value,
+    l_variant,
+    c_value,
+    t_value,
+    t_variant,
+    sa_hierarchy,
+    levels,
+    suppression,
+    hierarchy_pairs,
+    population,
+    as_json,
+    db_path,
+) -> None:
     """Check privacy models on TABLE's classes and print risk figures; exit 1 when a
     requested model does not hold."""
     from anonsql.anonymize import build_models
@@ -347,9 +395,18 @@ def check(table, qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_
         missing = [q for q in spec.qis if q not in pairs]
         if missing:
             raise InputError(f"--levels lacks {', '.join(missing)}")
-        ev = evaluate_levels(db, table, spec.qis, [int(pairs[q]) for q in spec.qis], models,
-                             sa, suppression, _parse_pairs(hierarchy_pairs, "--hierarchy"),
-                             population, sa_hierarchy)  # fmt: skip
+        ev = evaluate_levels(
+            db,
+            table,
+            spec.qis,
+            [int(pairs[q]) for q in spec.qis],
+            models,
+            sa,
+            suppression,
+            _parse_pairs(hierarchy_pairs, "--hierarchy"),
+            population,
+            sa_hierarchy,
+        )
     else:
         ev = check_table(db, table, spec.qis, models, sa, sa_hierarchy)
     _print_evaluation(ev, as_json)
@@ -383,8 +440,14 @@ def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path
         raise InputError("give either GENERALIZED or --levels")
     if levels:
         pairs = _parse_pairs((levels,), "--levels")
-        ev = evaluate_levels(db, original, qis, [int(pairs.get(q, -1)) for q in qis],
-                             [KAnonymity(1)], hierarchies=hier)  # fmt: skip
+        ev = evaluate_levels(
+            db,
+            original,
+            qis,
+            [int(pairs.get(q, -1)) for q in qis],
+            [KAnonymity(1)],
+            hierarchies=hier,
+        )
         figures = ev.loss
     else:
         figures = loss_of_tables(db, original, generalized, qis, hier)
@@ -437,19 +500,54 @@ def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option
 @friendly
-def anonymize(table, qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy,
-              suppression, metric, algorithm, hierarchy_pairs, output, materialize,
-              drop_suppressed, solution_space, replace, as_json, db_path) -> None:  # fmt: skip
+def anonymize(
+    table,
+    qi,
+    sa,
+    k,
+    l_value,
+    l_variant,
+    c_value,
+    t_value,
+    t_variant,
+    sa_hierarchy,
+    suppression,
+    metric,
+    algorithm,
+    hierarchy_pairs,
+    output,
+    materialize,
+    drop_suppressed,
+    solution_space,
+    replace,
+    as_json,
+    db_path,
+) -> None:
     """Find the optimal generalization of TABLE and materialize it as --out."""
     import json
 
     from anonsql.anonymize import anonymize as run
 
-    spec = _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy,
-                 suppression=suppression, metric=metric, algorithm=algorithm,
-                 hierarchies=_parse_pairs(hierarchy_pairs, "--hierarchy"), output=output,
-                 materialize=materialize, drop_suppressed=drop_suppressed,
-                 solutions=solution_space, replace=replace)  # fmt: skip
+    spec = _spec(
+        qi,
+        sa,
+        k,
+        l_value,
+        l_variant,
+        c_value,
+        t_value,
+        t_variant,
+        sa_hierarchy,
+        suppression=suppression,
+        metric=metric,
+        algorithm=algorithm,
+        hierarchies=_parse_pairs(hierarchy_pairs, "--hierarchy"),
+        output=output,
+        materialize=materialize,
+        drop_suppressed=drop_suppressed,
+        solutions=solution_space,
+        replace=replace,
+    )
     db = open_db(db_path)
     with _progress(as_json) as progress:
         result = run(db, table, spec, progress)
@@ -495,16 +593,21 @@ def _print_result(r) -> None:
     for q, lv in r.levels.items():
         click.echo(f"  {q}: level {lv}")
     m = r.measures
-    click.echo(f"classes {m['classes']}, suppressed rows {m['suppressed_rows']} "
-               f"({m['suppressed_share']:.2%}), smallest class {m['min_class_size']}")  # fmt: skip
-    click.echo(f"risk: prosecutor max {m['prosecutor_max']:.4g}, avg {m['prosecutor_avg']:.4g}; "
-               f"marketer {m['marketer']:.4g}")  # fmt: skip
+    click.echo(
+        f"classes {m['classes']}, suppressed rows {m['suppressed_rows']} "
+        f"({m['suppressed_share']:.2%}), smallest class {m['min_class_size']}"
+    )
+    click.echo(
+        f"risk: prosecutor max {m['prosecutor_max']:.4g}, avg {m['prosecutor_avg']:.4g}; "
+        f"marketer {m['marketer']:.4g}"
+    )
     click.echo(f"{r.metric} = {r.score:.10g}")
     if r.per_qi:
         click.echo("  per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in r.per_qi.items()))
     if r.output:
-        click.echo(f"wrote {r.materialize} {r.output!r} (run {r.run_id}) in "
-                   f"{r.timings['total']:.3f} s")  # fmt: skip
+        click.echo(
+            f"wrote {r.materialize} {r.output!r} (run {r.run_id}) in {r.timings['total']:.3f} s"
+        )
 
 
 @cli.command()
@@ -527,10 +630,13 @@ def demo(rows: int, seed: int, db_path: str) -> None:
     cat = cat[cat["name"].isin(result.hierarchies)]
     click.echo(cat.drop(columns=["created_at"]).to_string(index=False))
     click.echo()
-    spec = Spec(qis=DEMO_QIS, sensitive="income", k=5, l=2, suppression=0.05,
-                output="census_anonymized")  # fmt: skip
-    click.echo(f"anonymizing {result.table!r}: QIs {', '.join(DEMO_QIS)}; 5-anonymity, "
-               f"distinct 2-diversity of income, at most 5% suppressed, metric loss")  # fmt: skip
+    spec = Spec(
+        qis=DEMO_QIS, sensitive="income", k=5, l=2, suppression=0.05, output="census_anonymized"
+    )
+    click.echo(
+        f"anonymizing {result.table!r}: QIs {', '.join(DEMO_QIS)}; 5-anonymity, "
+        f"distinct 2-diversity of income, at most 5% suppressed, metric loss"
+    )
     res = run(db, result.table, spec)
     _print_result(res)
     click.echo()

@@ -197,7 +197,7 @@ class NonUniformEntropy(QualityModel):
             row = []
             for lv in range(h.height):
                 gen = h.ancestors[leaves, lv]
-                uniq, inv = np.unique(gen, return_inverse=True)
+                _, inv = np.unique(gen, return_inverse=True)
                 b = np.bincount(inv, cnt)[inv]
                 row.append(float(-(cnt * np.log2(cnt / b)).sum()))
             self.table.append(arx_round(row))
@@ -297,7 +297,7 @@ class Alteration(QualityModel):
                         float(((W[leaves] - W[h.ancestors[leaves, lv]]) * cnt).sum())
                         for lv in range(h.height)
                     ]
-                )  # fmt: skip
+                )
             )
 
     def level_bound(self, levels: np.ndarray) -> np.ndarray:

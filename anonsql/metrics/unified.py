@@ -132,10 +132,16 @@ class UnifiedMetric:
         self.name = metric
         self.hierarchies = list(hierarchies)
         self.weights = [edge_weights(metric, h, j, heights) for j, h in enumerate(hierarchies)]
-        self.to_root = [costs_to_root(h.parents, w) for h, w in zip(hierarchies, self.weights)]
+        self.to_root = [
+            costs_to_root(h.parents, w) for h, w in zip(hierarchies, self.weights, strict=True)
+        ]
 
-    def table_cost(self, original: Sequence[np.ndarray], generalized: Sequence[np.ndarray],
-                   counts: np.ndarray | None = None) -> float:  # fmt: skip
+    def table_cost(
+        self,
+        original: Sequence[np.ndarray],
+        generalized: Sequence[np.ndarray],
+        counts: np.ndarray | None = None,
+    ) -> float:
         """Definition 6: cost of generalizing the original node ids into the generalized
         ones (one array per QI; ``counts`` weights rows of a histogram)."""
         total = 0.0

@@ -109,8 +109,8 @@ class PrivacyModel(ABC):
         """Whether suppressed rows must themselves satisfy the model (no model here does)."""
         return False
 
-    def validate(self, rows: int, distinct_sensitive: int | None) -> None:
-        """Reject parameters that no table could satisfy, before any work."""
+    def validate(self, rows: int, distinct_sensitive: int | None) -> None:  # noqa: B027
+        """Reject parameters that no table could satisfy, before any work (default: none)."""
 
     def check(self, stats: ClassStats) -> np.ndarray:
         return self.passes(self.class_values(stats))

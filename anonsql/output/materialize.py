@@ -55,8 +55,9 @@ def output_query(
         if c in generalized:
             value = generalized[c]
             if suppressed is not None and not drop_suppressed:
-                value = exp.Case(ifs=[exp.If(this=suppressed, true=exp.convert(SUPPRESSED_LABEL))],
-                                 default=value)  # fmt: skip
+                value = exp.Case(
+                    ifs=[exp.If(this=suppressed, true=exp.convert(SUPPRESSED_LABEL))], default=value
+                )
             q = q.select(exp.alias_(value, ident(c)))
         else:
             q = q.select(exp.alias_(column(c, "s"), ident(c)))

@@ -38,16 +38,18 @@ class Provenance:
             self.backend.execute(drop("table", _STAGING))
 
     def record_run(self, run_id: int, **fields: Any) -> None:
-        as_json = {k: json.dumps(v) if isinstance(v, (dict, list)) else v
-                   for k, v in fields.items()}  # fmt: skip
+        as_json = {
+            k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in fields.items()
+        }
         self.backend.execute(self._t("output/insert_run", run_id=run_id, **as_json))
 
     def replace_suppressed(self, run_id: int, output: str | None, keys: list[list[str]]) -> None:
         if output:
             self.backend.execute(self._t("output/delete_suppressed_of_output", output=output))
         if keys:
-            self._insert_frame("output/insert_suppressed", pd.DataFrame({"class": keys}),
-                               run_id=run_id)  # fmt: skip
+            self._insert_frame(
+                "output/insert_suppressed", pd.DataFrame({"class": keys}), run_id=run_id
+            )
 
     def record_solutions(self, run_id: int, frame: pd.DataFrame) -> None:
         if len(frame):

@@ -42,6 +42,10 @@ class Exhaustive(Search):
         for node, sol in anonymous.items():
             sol.minimal = not any(p in anonymous for p in lattice.predecessors(node))
         return SearchResult(
-            self.name, best, ev.checked, lattice.size, list(anonymous.values()),
+            self.name,
+            best,
+            ev.checked,
+            lattice.size,
+            list(anonymous.values()),
             "exact optimum: every node checked",
-        )  # fmt: skip
+        )

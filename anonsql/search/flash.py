@@ -67,8 +67,14 @@ class Flash(Search):
 
         self._check(lat.top)
         if self.status[lat.top] != ANONYMOUS:
-            return SearchResult(self.name, None, self.ev.checked, lat.size, [],
-                                "no node is anonymous: even the top fails")  # fmt: skip
+            return SearchResult(
+                self.name,
+                None,
+                self.ev.checked,
+                lat.size,
+                [],
+                "no node is anonymous: even the top fails",
+            )
 
         scored: dict[int, Solution] = {}
         best: Solution | None = None
@@ -100,11 +106,21 @@ class Flash(Search):
             sol.minimal = all(self.status[p] == NOT_ANONYMOUS for p in lat.predecessors(node))
         guarantee = (
             "exact optimum: monotone privacy models with predictive tagging and lower-bound "
-            "pruning" + (" (monotone metric)" if monotone else " (every anonymous node whose "
-                         "bound could beat the optimum was scored)")
-        )  # fmt: skip
-        return SearchResult(self.name, best, self.ev.checked, lat.size,
-                            sorted(scored.values(), key=lambda s: s.score), guarantee)  # fmt: skip
+            "pruning"
+            + (
+                " (monotone metric)"
+                if monotone
+                else " (every anonymous node whose bound could beat the optimum was scored)"
+            )
+        )
+        return SearchResult(
+            self.name,
+            best,
+            self.ev.checked,
+            lat.size,
+            sorted(scored.values(), key=lambda s: s.score),
+            guarantee,
+        )
 
     # -- node checks -----------------------------------------------------------------------
     def _check(self, node: int) -> None:

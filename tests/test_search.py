@@ -1,0 +1,130 @@
+"""The lattice search: ARX's optima on Adult, and flash == exhaustive on random tables."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anonsql.anonymize import Spec, anonymize
+from anonsql.data.histogram import Histogram
+from anonsql.database import Database
+from anonsql.errors import InputError
+from anonsql.hierarchy.loaders import read_arx_csv
+from anonsql.metrics.quality import quality_model
+from anonsql.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    EqualDistanceEMD,
+    KAnonymity,
+    OrderedDistanceEMD,
+)
+from anonsql.models.requirements import Requirements
+from anonsql.search import Exhaustive, Flash
+from anonsql.search.lattice import Lattice
+from tests.conftest import SHARED_DATA
+from tests.strategies import anonymization_cases
+
+ADULT = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+    "salary-class",
+]
+
+
+@pytest.fixture(scope="module")
+def adult_db():
+    folder = SHARED_DATA / "adult"
+    if not folder.is_dir():
+        pytest.skip(f"shared data sets not found at {SHARED_DATA}")
+    db = Database.open(":memory:")
+    db.import_file("adult", folder / "adult.csv", sep=";")
+    for c in ADULT:
+        db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
+    yield db
+    db.close()
+
+
+# ARX 3.9.2, k = 5, Loss (gsFactor 0.5, geometric mean): ../shared/data/README.md
+ARX = [
+    (0.00, [0, 4, 1, 1, 3, 2, 2, 1, 0], 0, 24, 0.5731509655590044),
+    (0.01, [0, 3, 1, 1, 2, 2, 1, 1, 0], 294, 263, 0.3624),
+    (0.02, [0, 3, 0, 2, 2, 1, 1, 2, 0], 506, 222, 0.3137),
+    (0.05, [0, 3, 0, 0, 2, 1, 1, 2, 0], 1346, 397, 0.2419),
+    (0.10, [0, 3, 0, 0, 2, 1, 1, 1, 0], 2553, 602, 0.2204),
+]
+
+
+@pytest.mark.parametrize(("limit", "levels", "suppressed", "classes", "loss"), ARX)
+def test_adult_matches_arx(adult_db, limit, levels, suppressed, classes, loss):
+    r = anonymize(adult_db, "adult", Spec(qis=ADULT, k=5, suppression=limit))
+    assert list(r.levels.values()) == levels
+    assert r.measures["suppressed_rows"] == suppressed
+    assert r.measures["classes"] == classes
+    if limit == 0:
+        assert r.score == loss
+    else:
+        assert r.score == pytest.approx(loss, abs=5e-5)
+
+
+def _requirements(draw, with_sensitive: bool):
+    models = [KAnonymity(draw(st.integers(1, 4)))]
+    if with_sensitive:
+        extra = draw(st.sampled_from(["none", "distinct", "entropy", "emd", "ordered"]))
+        models += {
+            "none": [],
+            "distinct": [DistinctLDiversity(2)],
+            "entropy": [EntropyLDiversity(1.5)],
+            "emd": [EqualDistanceEMD(0.4)],
+            "ordered": [OrderedDistanceEMD(0.3)],
+        }[extra]
+    return Requirements(models, draw(st.sampled_from([0.0, 0.1, 0.3, 1.0])))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(anonymization_cases(max_qis=3, max_rows=40), st.data())
+def test_flash_finds_the_exhaustive_optimum(case, data):
+    df, hs = case
+    qis = [h.name for h in hs]
+    hist = Histogram.from_frame(df, qis, hs, "s")
+    metric = data.draw(
+        st.sampled_from(
+            [
+                "loss",
+                "precision",
+                "height",
+                "entropy",
+                "entropy-nm",
+                "aecs",
+                "dm",
+                "dm-star",
+                "nllm",
+                "distortion",
+            ]
+        )
+    )
+    req = _requirements(data.draw, True)
+    ex = Exhaustive().run(hist, req, quality_model(metric))
+    fl = Flash(frontier=data.draw(st.booleans())).run(hist, req, quality_model(metric))
+    if ex.optimum is None:
+        assert fl.optimum is None
+        return
+    assert fl.optimum is not None
+    assert fl.optimum.score == pytest.approx(ex.optimum.score, rel=1e-12, abs=1e-12)
+    assert fl.checked <= Lattice(hist.heights).size + 1
+
+
+def test_lattice_navigation():
+    lat = Lattice([2, 3, 2])
+    assert lat.size == 12
+    node = lat.node([1, 1, 0])
+    assert sorted(lat.levels[s].tolist() for s in lat.successors(node)) == [[1, 1, 1], [1, 2, 0]]
+    assert lat.above(node).sum() == 4 and lat.below(node).sum() == 4
+    with pytest.raises(InputError):
+        lat.node([2, 0, 0])
