@@ -167,9 +167,6 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
                 f"{spec.output!r} exists and was not written by anonsql; drop it, choose "
                 f"another name, or pass replace"
             )
-    for q, n in zip(spec.qis, names, strict=True):
-        db.hierarchies.check_column(source, q, n)
-
     hist = Histogram.from_database(db, source, spec.qis, names, spec.sensitive)
     if hist.rows == 0:
         raise InputError(f"table {source!r} is empty")

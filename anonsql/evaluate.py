@@ -26,7 +26,7 @@ from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.metrics.quality import QUALITY, Loss, quality_model
+from anonsql.metrics.quality import QUALITY, Loss, arx_round, quality_model
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric
 from anonsql.models import EntropyLDiversity, L1Closeness, PrivacyModel
@@ -347,7 +347,7 @@ def loss_of_tables(
             for j in range(len(qis))
         ]
     )
-    out["loss"] = float(Loss._aggregate(np.floor(norm * 1e10)[None, :] / 1e10)[0])
+    out["loss"] = float(Loss._aggregate(arx_round(norm)[None, :])[0])
     out["precision"] = float(precision.mean())
     return out
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from anonsql.backend.sql_templates import column, ident, table
+from anonsql.backend.sql_templates import column, table
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
@@ -95,32 +95,46 @@ class Histogram:
         hierarchies = [db.hierarchies.load(n) for n in hierarchy_names]
         query = histogram_query(source, qis, hierarchy_names, sensitive)
         grouped = db.backend.fetch_df(query)
+        for j, (q, n) in enumerate(zip(qis, hierarchy_names, strict=True)):
+            if grouped[f"q{j}"].isna().any():
+                db.hierarchies.check_column(source, q, n)  # raises with the details
+        # CAST to VARCHAR could merge two raw values into one label: group once more
+        keys = [c for c in grouped.columns if c != "n"]
+        grouped = grouped.groupby(keys, sort=False, dropna=False)["n"].sum().reset_index()
         return cls._from_grouped(grouped, qis, hierarchies, sensitive)
 
 
 def histogram_query(
     source: str, qis: list[str], hierarchy_names: list[str], sensitive: str | None
 ) -> exp.Select:
-    """``SELECT leaf ids..., sensitive, COUNT(*) FROM source JOIN nodes ... GROUP BY ...``."""
-    select = exp.select().from_(exp.alias_(table(source), "src", table=True))
-    keys: list[exp.Expression] = []
-    for j, (q, h) in enumerate(zip(qis, hierarchy_names, strict=True)):
+    """Group the source by its raw QI values first (one pass over the rows, no joins), then
+    map the distinct combinations to leaf node ids. A LEFT JOIN keeps values the hierarchy
+    lacks as NULL ids, which the caller reports."""
+    raw = [exp.alias_(exp.cast(column(q), "VARCHAR"), f"v{j}") for j, q in enumerate(qis)]
+    keys = [exp.column(f"v{j}") for j in range(len(qis))]
+    if sensitive is not None:
+        raw.append(exp.alias_(exp.cast(column(sensitive), "VARCHAR"), "s"))
+        keys.append(exp.column("s"))
+    grouped = (
+        exp.select(*raw, exp.alias_(exp.Count(this=exp.Star()), "n"))
+        .from_(table(source))
+        .group_by(*[exp.Literal.number(i + 1) for i in range(len(raw))])
+    )
+    select = exp.select().from_(exp.alias_(grouped.subquery(), "g", table=True))
+    for j, h in enumerate(hierarchy_names):
         alias = f"h{j}"
         on = exp.and_(
             exp.column("hierarchy", alias).eq(exp.convert(h)),
             exp.column("level", alias).eq(exp.convert(0)),
-            exp.column("label", alias).eq(exp.cast(column(q, "src"), "VARCHAR")),
+            exp.column("label", alias).eq(exp.column(f"v{j}", "g")),
         )
-        select = select.join(exp.alias_(table(NODES), alias, table=True), on=on)
-        key = exp.column("id", alias)
-        keys.append(key)
-        select = select.select(exp.alias_(key, f"q{j}"))
+        select = select.join(
+            exp.alias_(table(NODES), alias, table=True), on=on, join_type="left", copy=False
+        )
+        select = select.select(exp.alias_(exp.column("id", alias), f"q{j}"), copy=False)
     if sensitive is not None:
-        s = exp.cast(column(sensitive, "src"), "VARCHAR")
-        keys.append(s)
-        select = select.select(exp.alias_(s, "s"))
-    select = select.select(exp.alias_(exp.Count(this=exp.Star()), "n"))
-    return select.group_by(*keys)
+        select = select.select(exp.alias_(exp.column("s", "g"), "s"), copy=False)
+    return select.select(exp.alias_(exp.column("n", "g"), "n"), copy=False)
 
 
-__all__ = ["Histogram", "histogram_query", "ident"]
+__all__ = ["Histogram", "histogram_query"]

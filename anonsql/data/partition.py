@@ -46,12 +46,17 @@ def group_rows(keys: np.ndarray, widths: list[int] | None = None) -> tuple[np.nd
 
 @dataclass
 class Partition:
+    """Classes of one transformation. ``codes[:, j]`` is each class's value of QI j as its rank
+    among the nodes of level ``levels[j]`` (dense codes keep keys small and grouping cheap);
+    :attr:`nodes` gives node ids."""
+
     levels: tuple[int, ...]
-    nodes: np.ndarray  # (classes, m): generalized node id per QI
+    codes: np.ndarray  # (classes, m), column-major
     sizes: np.ndarray  # (classes,)
     pair_class: np.ndarray | None  # sparse sensitive counts: class, value, count
     pair_value: np.ndarray | None
     pair_count: np.ndarray | None
+    hierarchies: list = None  # type: ignore[assignment]
     #: for the bottom partition built from a histogram: class id of each histogram row
     row_class: np.ndarray | None = None
 
@@ -59,41 +64,93 @@ class Partition:
     def classes(self) -> int:
         return len(self.sizes)
 
-    @classmethod
-    def from_histogram(cls, hist: Histogram, levels: tuple[int, ...]) -> Partition:
-        gen = np.empty_like(hist.codes)
-        for j, h in enumerate(hist.hierarchies):
-            gen[:, j] = h.ancestors[hist.codes[:, j], levels[j]]
-        return cls._group(tuple(levels), gen, hist.counts, hist.sens, keep_rows=True)
+    @property
+    def nodes(self) -> np.ndarray:
+        """(classes, m) node ids (computed on demand)."""
+        cached = self.__dict__.get("_nodes")
+        if cached is None:
+            cached = np.empty(self.codes.shape, dtype=np.int64, order="F")
+            for j, h in enumerate(self.hierarchies):
+                cached[:, j] = h.level_nodes[self.levels[j]][self.codes[:, j]]
+            self.__dict__["_nodes"] = cached
+        return cached
+
+    def node_column(self, j: int, mask: np.ndarray | None = None) -> np.ndarray:
+        """Node ids of QI j for every class (or the classes selected by ``mask``)."""
+        codes = self.codes[:, j] if mask is None else self.codes[:, j][mask]
+        return self.hierarchies[j].level_nodes[self.levels[j]][codes]
 
     @classmethod
-    def _group(cls, levels, gen, counts, sens, keep_rows=False, weights_pairs=None):
-        ids, n = group_rows(gen)
-        sizes = np.bincount(ids, counts, minlength=n).astype(np.int64)
-        first = np.zeros(n, dtype=np.int64)
-        first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
-        nodes = gen[first]
-        pc = pv = pn = None
-        if sens is not None:
-            pc, pv, pn = _pairs(ids, sens, counts)
-        return cls(levels, nodes, sizes, pc, pv, pn, ids if keep_rows else None)
+    def from_histogram(cls, hist: Histogram, levels: tuple[int, ...]) -> Partition:
+        ranks = np.empty(hist.codes.shape, dtype=np.int64, order="F")
+        for j, h in enumerate(hist.hierarchies):
+            ranks[:, j] = h.level_rank[h.ancestors[hist.codes[:, j], levels[j]]]
+        return _group(tuple(levels), ranks, hist.counts, hist.hierarchies,
+                      (hist.sens, None, None), keep_rows=True)  # fmt: skip
 
     def rollup(self, hist: Histogram, levels: tuple[int, ...]) -> Partition:
         """The partition of a coarser transformation (``levels`` >= ``self.levels``)."""
-        gen = np.empty_like(self.nodes)
+        ranks = np.empty(self.codes.shape, dtype=np.int64, order="F")
         for j, h in enumerate(hist.hierarchies):
             if levels[j] == self.levels[j]:
-                gen[:, j] = self.nodes[:, j]
+                ranks[:, j] = self.codes[:, j]
             else:
-                gen[:, j] = h.ancestor_column(levels[j])[self.nodes[:, j]]
-        ids, n = group_rows(gen, [h.size for h in hist.hierarchies])
-        sizes = np.bincount(ids, self.sizes, minlength=n).astype(np.int64)
-        first = np.empty(n, dtype=np.int64)
-        first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
-        pc = pv = pn = None
-        if self.pair_class is not None:
-            pc, pv, pn = _pairs(ids[self.pair_class], self.pair_value, self.pair_count)
-        return Partition(tuple(levels), gen[first], sizes, pc, pv, pn)
+                ranks[:, j] = h.rank_column(self.levels[j], levels[j])[self.codes[:, j]]
+        pairs = (self.pair_value, self.pair_count, self.pair_class)
+        return _group(tuple(levels), ranks, self.sizes, hist.hierarchies, pairs)
+
+
+def _group(levels, ranks, weights, hierarchies, pairs, keep_rows=False) -> Partition:
+    """Group rows of dense per-level codes into classes."""
+    widths = [len(h.level_nodes[lv]) for h, lv in zip(hierarchies, levels, strict=True)]
+    n = len(ranks)
+    span = 1
+    for w in widths:
+        span *= w
+    if span < 2**62:
+        combined = np.zeros(n, dtype=np.int64)
+        for j, w in enumerate(widths):
+            combined *= w
+            combined += ranks[:, j]
+        if span <= 4 * n + 1024:
+            # small key space: a counting pass instead of hashing
+            seen = np.zeros(span, dtype=np.int64)
+            seen[combined] = 1
+            keys = np.flatnonzero(seen)
+            position = np.cumsum(seen) - 1
+            ids = position[combined]
+        else:
+            ids, keys = pd.factorize(combined)
+            ids = ids.astype(np.int64)
+        count = len(keys)
+        codes = np.empty((count, len(widths)), dtype=np.int64, order="F")
+        rest = np.asarray(keys, dtype=np.int64)
+        for j in range(len(widths) - 1, -1, -1):
+            codes[:, j] = rest % widths[j]
+            rest = rest // widths[j]
+    else:  # too many combinations for one integer key: group by hashing rows
+        ids, count = group_rows(ranks, widths)
+        first = np.empty(count, dtype=np.int64)
+        first[ids[::-1]] = np.arange(n - 1, -1, -1)
+        codes = _take_rows(ranks, first)
+    sizes = np.bincount(ids, weights, minlength=count).astype(np.int64)
+    pc = pv = pn = None
+    values, counts, classes = pairs
+    if values is not None:
+        if classes is None:  # from the histogram: one pair per row
+            pc, pv, pn = _pairs(ids, values, weights)
+        else:
+            pc, pv, pn = _pairs(ids[classes], values, counts)
+    return Partition(levels, codes, sizes, pc, pv, pn, list(hierarchies),
+                     ids if keep_rows else None)  # fmt: skip
+
+
+def _take_rows(matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``matrix[rows]`` as a column-major array, gathered column by column."""
+    out = np.empty((len(rows), matrix.shape[1]), dtype=matrix.dtype, order="F")
+    for j in range(matrix.shape[1]):
+        out[:, j] = matrix[:, j][rows]
+    return out
 
 
 def _pairs(class_ids: np.ndarray, values: np.ndarray, counts: np.ndarray):

@@ -283,6 +283,30 @@ class Hierarchy:
             anc[node, lv] = node
         return anc
 
+    @cached_property
+    def level_rank(self) -> np.ndarray:
+        """Rank of each node among the nodes of its level (dense codes per level)."""
+        rank = np.zeros(self.size, dtype=np.int64)
+        for lv in range(self.height):
+            nodes = np.flatnonzero(self.levels == lv)
+            rank[nodes] = np.arange(len(nodes))
+        return rank
+
+    @cached_property
+    def level_nodes(self) -> list[np.ndarray]:
+        """Node ids of each level, in rank order."""
+        return [np.flatnonzero(self.levels == lv) for lv in range(self.height)]
+
+    def rank_column(self, from_level: int, to_level: int) -> np.ndarray:
+        """For the nodes of ``from_level`` (by rank): the rank of their ancestor on
+        ``to_level`` (cached): one gather takes a class from one level to another."""
+        cols = self.__dict__.setdefault("_rank_columns", {})
+        key = (from_level, to_level)
+        if key not in cols:
+            anc = self.ancestors[self.level_nodes[from_level], to_level]
+            cols[key] = np.ascontiguousarray(self.level_rank[anc])
+        return cols[key]
+
     def ancestor_column(self, level: int) -> np.ndarray:
         """Contiguous ``ancestors[:, level]`` (cached): the fast path of roll-ups."""
         cols = self.__dict__.setdefault("_ancestor_columns", {})

@@ -58,8 +58,10 @@ class QualityModel(ABC):
 
 
 def arx_round(values):
-    """ARX keeps the first 10 decimals of a per-QI value (``Metric.round``: floor)."""
-    return np.floor(np.asarray(values, dtype=np.float64) * 1e10) / 1e10
+    """ARX keeps the first 10 decimals of a per-QI value (``Metric.round``: floor). A value
+    within 1e-16 of a multiple of 1e-10 counts as that multiple, so the floor does not
+    depend on the order of a floating-point sum."""
+    return np.floor(np.asarray(values, dtype=np.float64) * 1e10 + 1e-6) / 1e10
 
 
 def _leaf_counts(hist: Histogram, j: int) -> tuple[np.ndarray, np.ndarray]:
@@ -81,6 +83,11 @@ class Loss(QualityModel):
     def prepare(self, hist: Histogram) -> None:
         super().prepare(hist)
         self.shares = [h.leaf_counts / len(h.leaf_ids) for h in hist.hierarchies]
+        # the same shares indexed by (level, rank on the level), as partitions code classes
+        self.level_shares = [
+            [s[nodes] for nodes in h.level_nodes]
+            for s, h in zip(self.shares, hist.hierarchies, strict=True)
+        ]
         n = hist.rows
         self.norm = [(self.g_factor * n / len(h.leaf_ids), float(n)) for h in hist.hierarchies]
         # generalization-only loss per QI and level (the lower bound, ARX's too)
@@ -113,20 +120,16 @@ class Loss(QualityModel):
         return self._aggregate(self._normalize(raw))
 
     def _raw(self, part: Partition, suppressed: np.ndarray) -> np.ndarray:
-        m = part.nodes.shape[1]
-        sizes = part.sizes.astype(np.float64)
-        shares = np.empty((part.classes, m))
-        for j in range(m):
-            shares[:, j] = self.shares[j][part.nodes[:, j]]
-        kept = np.where(suppressed, 0.0, sizes)
-        raw = (kept @ shares) * self.g_factor
+        # sum over all records of share * gFactor is a per-level constant (gen_table); only
+        # the suppressed classes need a pass over classes
+        raw = np.array([self.gen_table[j][lv] for j, lv in enumerate(part.levels)])
         if suppressed.any():
-            supp = np.where(suppressed, sizes, 0.0)
-            if self.s_factor == 1:
-                raw += supp.sum()
-            else:
-                share = supp @ shares
-                raw += share + self.s_factor * (supp.sum() - share)
+            sizes = part.sizes[suppressed].astype(np.float64)
+            total = sizes.sum()
+            for j, lv in enumerate(part.levels):
+                share = float(sizes @ self.level_shares[j][lv][part.codes[:, j][suppressed]])
+                supp = total if self.s_factor == 1 else share + self.s_factor * (total - share)
+                raw[j] += supp - share * self.g_factor
         return raw
 
     def score(self, part: Partition, suppressed: np.ndarray) -> float:
@@ -212,8 +215,8 @@ class NonUniformEntropy(QualityModel):
         sizes = part.sizes[suppressed].astype(np.float64)
         total = sizes.sum()
         extra = 0.0
-        for j in range(part.nodes.shape[1]):
-            _, inv = np.unique(part.nodes[suppressed, j], return_inverse=True)
+        for j in range(part.codes.shape[1]):
+            _, inv = np.unique(part.node_column(j, suppressed), return_inverse=True)
             c = np.bincount(inv, sizes)
             extra += float(-(c * np.log2(c / total)).sum())
         return base + extra
@@ -309,8 +312,10 @@ class Alteration(QualityModel):
         if suppressed.any():
             # suppressed records go to the root: add W(generalized value) for them
             sizes = part.sizes[suppressed].astype(np.float64)
-            for j in range(part.nodes.shape[1]):
-                cost += float((self.unified.to_root[j][part.nodes[suppressed, j]] * sizes).sum())
+            for j in range(part.codes.shape[1]):
+                cost += float(
+                    (self.unified.to_root[j][part.node_column(j, suppressed)] * sizes).sum()
+                )
         return 100.0 * cost / self.worst if self.worst else 0.0
 
 

@@ -35,6 +35,7 @@ def output_query(
         q = q.join(
             exp.alias_(level_map.subquery(), alias, table=True),
             on=exp.column("value", alias).eq(exp.cast(column(name, "s"), "VARCHAR")),
+            copy=False,
         )
         generalized[name] = exp.column("generalized", alias)
     suppressed = None
@@ -47,10 +48,11 @@ def output_query(
                 exp.column("class", "sup").eq(key),
             ),
             join_type="left",
+            copy=False,
         )
         suppressed = exp.column("run_id", "sup").is_(exp.null()).not_()
         if drop_suppressed:
-            q = q.where(exp.column("run_id", "sup").is_(exp.null()))
+            q = q.where(exp.column("run_id", "sup").is_(exp.null()), copy=False)
     for c in columns:
         if c in generalized:
             value = generalized[c]
@@ -58,9 +60,9 @@ def output_query(
                 value = exp.Case(
                     ifs=[exp.If(this=suppressed, true=exp.convert(SUPPRESSED_LABEL))], default=value
                 )
-            q = q.select(exp.alias_(value, ident(c)))
+            q = q.select(exp.alias_(value, ident(c)), copy=False)
         else:
-            q = q.select(exp.alias_(column(c, "s"), ident(c)))
+            q = q.select(exp.alias_(column(c, "s"), ident(c)), copy=False)
     return q
 
 

@@ -17,8 +17,10 @@ _STAGING = "__anonsql_output_staging"
 class Provenance:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
-        for name in ("create_runs", "create_suppressed", "create_solutions"):
-            backend.execute(self._t(f"output/{name}"))
+        if not getattr(backend, "_provenance_ready", False):
+            for name in ("create_runs", "create_suppressed", "create_solutions"):
+                backend.execute(self._t(f"output/{name}"))
+            backend._provenance_ready = True  # type: ignore[attr-defined]
 
     def _t(self, name: str, /, **params: Any):
         return template(name, self.backend.dialect, **params)

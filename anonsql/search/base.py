@@ -48,7 +48,7 @@ class NodeEvaluator:
         lattice: Lattice,
         requirements: Requirements,
         quality: QualityModel,
-        cache_cells: int = 20_000_000,
+        cache_cells: int = 40_000_000,
     ) -> None:
         self.hist = hist
         self.lattice = lattice
@@ -71,7 +71,7 @@ class NodeEvaluator:
 
     @staticmethod
     def _size(part: Partition) -> int:
-        cells = part.classes * (part.nodes.shape[1] + 1)
+        cells = part.classes * (part.codes.shape[1] + 1)
         if part.pair_class is not None:
             cells += 3 * len(part.pair_class)
         return cells

@@ -23,9 +23,11 @@ non-anonymous node on the path settles the start node and every specialization o
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from anonsql.data.histogram import Histogram
 from anonsql.metrics.quality import QualityModel
+from anonsql.models.k_anonymity import KAnonymity
 from anonsql.models.requirements import Requirements
 from anonsql.search.base import NodeEvaluator, Progress, Search, SearchResult, Solution, better
 from anonsql.search.lattice import Lattice
@@ -65,6 +67,7 @@ class Flash(Search):
         # checks fewer nodes.
         self.climb_wide = monotone
 
+        self.presieved = self._presieve(hist, requirements)
         self._check(lat.top)
         if self.status[lat.top] != ANONYMOUS:
             return SearchResult(
@@ -121,6 +124,58 @@ class Flash(Search):
             sorted(scored.values(), key=lambda s: s.score),
             guarantee,
         )
+
+    # -- projections -------------------------------------------------------------------------
+    def _presieve(self, hist: Histogram, requirements: Requirements) -> int:
+        """Tag nodes that cannot be anonymous because a projection of the table onto one or
+        two QIs already has too many records in classes smaller than k.
+
+        A class of a node lies inside one class of any projection of that node, so a
+        projection class smaller than k holds only classes smaller than k: those records are
+        suppressed by k-anonymity, whatever other models are added (Incognito's subset
+        property). Costs a few milliseconds; no node check is spent on these nodes.
+        """
+        ks = [m.k for m in requirements.models if isinstance(m, KAnonymity)]
+        if not ks or max(ks) <= 1:
+            return 0
+        k = max(ks)
+        allowed = requirements.suppression_limit * hist.rows
+        lat = self.lat
+        bound = np.zeros(lat.size)
+        m = lat.m
+        hs = hist.hierarchies
+        # one-QI and two-QI marginals of the histogram
+        for j in range(m):
+            inv, leaves = pd.factorize(hist.codes[:, j])
+            cnt = np.bincount(inv, hist.counts)
+            table = np.zeros(hs[j].height)
+            for lv in range(hs[j].height):
+                gen = hs[j].ancestor_column(lv)[leaves]
+                per = np.bincount(gen, cnt, minlength=hs[j].size)
+                table[lv] = per[(per > 0) & (per < k)].sum()
+            bound = np.maximum(bound, table[lat.levels[:, j]])
+        if m <= 16:
+            for a in range(m):
+                for b in range(a + 1, m):
+                    span = hs[a].size * hs[b].size
+                    if span > 4_000_000:
+                        continue
+                    pair = hist.codes[:, a] * hs[b].size + hist.codes[:, b]
+                    inv, keys = pd.factorize(pair)
+                    cnt = np.bincount(inv, hist.counts)
+                    ca, cb = keys // hs[b].size, keys % hs[b].size
+                    table = np.zeros((hs[a].height, hs[b].height))
+                    for la in range(hs[a].height):
+                        ga = hs[a].ancestor_column(la)[ca] * hs[b].size
+                        for lb in range(hs[b].height):
+                            per = np.bincount(
+                                ga + hs[b].ancestor_column(lb)[cb], cnt, minlength=span
+                            )
+                            table[la, lb] = per[(per > 0) & (per < k)].sum()
+                    bound = np.maximum(bound, table[lat.levels[:, a], lat.levels[:, b]])
+        doomed = (bound > allowed) & (self.status == UNKNOWN)
+        self.status[doomed] = NOT_ANONYMOUS
+        return int(doomed.sum())
 
     # -- node checks -----------------------------------------------------------------------
     def _check(self, node: int) -> None:

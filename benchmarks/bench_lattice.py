@@ -1,0 +1,230 @@
+"""Benchmark of the optimal lattice search (issue: ARX-grade search, materialized in place).
+
+Part 1, Adult (../shared/data/adult, 30,162 rows, 9 QIs, ARX hierarchies), k = 5, Loss:
+for suppression limits 0%, 5% and 100%, wall time of the search alone and of search +
+materialization (histogram, search, CREATE VIEW), nodes checked, the optimum; beside them,
+measured in the same run, one DuckDB GROUP BY over the QIs (the floor) and the exhaustive
+search (every node), plus ARX 3.9.2's published times on this machine type.
+
+Part 2, scale: a synthetic table of N rows (default 10 million) with 8 QIs generated in
+DuckDB: GROUP BY floor, histogram + search + materialization (view and table), peak memory
+of the process. Run part 2 alone with ``--scale-only``.
+
+    python benchmarks/bench_lattice.py [--rows 10000000] [--repeat 3] [--skip-scale]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+ADULT = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+    "salary-class",
+]
+ARX_REFERENCE = {0.0: ("~36-43 ms", 181), 0.05: ("~0.72 s", 1217), 1.0: ("~2.3-2.5 s", 4749)}
+
+
+def best_of(fn, repeat: int):
+    times = []
+    out = None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), statistics.median(times), out
+
+
+def adult(repeat: int) -> None:
+    from anonsql.anonymize import Spec, anonymize
+    from anonsql.data.histogram import Histogram
+    from anonsql.database import Database
+    from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.metrics.quality import quality_model
+    from anonsql.models import KAnonymity
+    from anonsql.models.requirements import Requirements
+    from anonsql.search import Exhaustive, Flash
+
+    folder = ROOT.parent / "shared" / "data" / "adult"
+    if not folder.is_dir():
+        print(f"Adult skipped: {folder} not found")
+        return
+    db = Database.open(":memory:")
+    db.import_file("adult", folder / "adult.csv", sep=";")
+    for c in ADULT:
+        db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
+    cols = ", ".join(db.backend.quote(c) for c in ADULT)
+    floor, _, _ = best_of(
+        lambda: db.backend.fetchall(
+            f"SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) FROM adult GROUP BY ALL)"
+        ),
+        repeat,
+    )
+    hist = Histogram.from_database(db, "adult", ADULT, ADULT)
+    print(
+        f"Adult: {hist.rows} rows, {len(hist.counts)} distinct QI combinations, "
+        f"lattice 12,960; k = 5, metric Loss"
+    )
+    print(f"floor: one DuckDB GROUP BY over the 9 QIs: {floor * 1000:.1f} ms")
+    print()
+    header = (
+        f"{'suppression':>11} | {'search':>9} | {'search+mat.':>11} | {'checked':>7} | "
+        f"{'optimum':<27} | {'suppr.':>6} | {'classes':>7} | ARX 3.9.2 (checked)"
+    )
+    print(header)
+    print("-" * len(header))
+    for limit in (0.0, 0.05, 1.0):
+        req = Requirements([KAnonymity(5)], limit)
+        s_min, _, res = best_of(
+            lambda req=req: Flash(frontier=False).run(hist, req, quality_model("loss")), repeat
+        )
+        spec = Spec(qis=ADULT, k=5, suppression=limit, output="adult_k5")
+        t_min, _, full = best_of(lambda spec=spec: anonymize(db, "adult", spec), repeat)
+        arx_t, arx_n = ARX_REFERENCE[limit]
+        print(
+            f"{limit:>11.0%} | {s_min:>7.3f} s | {t_min:>9.3f} s | {res.checked:>7} | "
+            f"{list(res.optimum.levels)!s:<27} | {full.measures['suppressed_rows']:>6} | "
+            f"{full.measures['classes']:>7} | {arx_t} ({arx_n})"
+        )
+    t_ex, _, ex = best_of(
+        lambda: Exhaustive().run(hist, Requirements([KAnonymity(5)], 1.0), quality_model("loss")),
+        1,
+    )
+    print(
+        f"baseline, exhaustive search at 100% (every node): {t_ex:.3f} s, {ex.checked} nodes, "
+        f"optimum {list(ex.optimum.levels)}"
+    )
+
+
+SCALE_QIS = ["age", "sex", "race", "marital_status", "education", "zip", "country", "occupation"]
+
+
+def scale(rows: int) -> None:
+    """Runs in its own process so peak memory is this workload's alone."""
+    from anonsql.anonymize import Spec, anonymize
+    from anonsql.database import Database
+    from anonsql.demo.census import COUNTRY, EDUCATION, OCCUPATION, RACE
+    from anonsql.demo.setup import load_manifest_hierarchies
+
+    db = Database.open(":memory:")
+    db.backend.execute("SET threads TO 2")
+
+    def u(salt: int) -> str:
+        # a uniform number in [0, 1) per row and salt, from DuckDB's hash
+        return f"((hash(i * 1000003 + {salt}) % 1000000) / 1000000.0)"
+
+    def pick(values, expr: str) -> str:
+        lst = "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+        return f"list_extract({lst}, 1 + LEAST(CAST(floor({expr}) AS BIGINT), {len(values) - 1}))"
+
+    # census-like dependencies, as in anonsql.demo.census: education on age, marital status
+    # on age, occupation on education, zip codes clustered in 40 regions of unequal size
+    t = time.perf_counter()
+    db.backend.execute(f"""
+        CREATE TABLE big AS
+        WITH base AS (
+          SELECT i,
+            17 + CAST(floor(73 * ({u(1)} + {u(2)} + {u(3)}) / 3 * (0.6 + 0.8 * {u(4)})) AS BIGINT)
+              AS age,
+            {u(5)} AS ue, {u(6)} AS um, {u(7)} AS uz1, {u(8)} AS uz2
+          FROM range({rows}) AS r(i)
+        )
+        SELECT
+          LEAST(age, 90) AS age,
+          {pick(["female", "male"], f"2 * {u(9)}")} AS sex,
+          {pick(RACE, f"6 * pow({u(10)}, 3)")} AS race,
+          CASE WHEN age < 25 AND um < 0.9 THEN 'Never married'
+               ELSE {
+        pick(
+            ["Married", "Never married", "Divorced", "Separated", "Widowed", "Civil union"],
+            "6 * pow(um, 1.8)",
+        )
+    } END AS marital_status,
+          CASE WHEN age < 23 THEN {pick(EDUCATION[2:7], "5 * ue")}
+               ELSE {pick(EDUCATION, "11 * (0.15 + 0.85 * pow(ue, 0.8))")} END AS education,
+          CAST(10000 + 1000 * CAST(floor(40 * pow(uz1, 2.5)) AS BIGINT)
+               + CAST(floor(12 * pow(uz2, 2)) AS BIGINT) AS VARCHAR) AS zip,
+          CASE WHEN {u(11)} < 0.9 THEN 'United States'
+               ELSE {pick(COUNTRY[1:], f"21 * {u(12)}")} END AS country,
+          CASE WHEN ue > 0.55 THEN {pick(OCCUPATION[:6], f"6 * {u(13)}")}
+               ELSE {pick(OCCUPATION[6:], f"9 * {u(13)}")} END AS occupation,
+          CASE WHEN {u(14)} < 0.1 + 0.3 * ue THEN '>50K' ELSE '<=50K' END AS income
+        FROM base
+    """)
+    gen_time = time.perf_counter() - t
+    load_manifest_hierarchies(db, "census", "big")
+    age = db.hierarchies.load("age")
+    if set(map(str, range(17, 91))) - set(age.leaf_labels):
+        raise SystemExit("age hierarchy does not cover the synthetic ages")
+    cols = ", ".join(SCALE_QIS)
+    t = time.perf_counter()
+    distinct = db.backend.fetchall(
+        f"SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) FROM big GROUP BY ALL)"
+    )[0][0]
+    floor = time.perf_counter() - t
+    spec = Spec(qis=SCALE_QIS, k=5, suppression=0.05, output="big_k5")
+    t = time.perf_counter()
+    r_view = anonymize(db, "big", spec)
+    view_time = time.perf_counter() - t
+    spec_t = Spec(qis=SCALE_QIS, k=5, suppression=0.05, output="big_k5_table", materialize="table")
+    t = time.perf_counter()
+    r_table = anonymize(db, "big", spec_t)
+    table_time = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB on Linux
+    print(
+        f"scale: {rows:,} synthetic rows (generated in {gen_time:.1f} s), 8 QIs, "
+        f"{distinct:,} distinct QI combinations, lattice {r_view.lattice_size:,}; "
+        f"k = 5, 5% suppression, Loss"
+    )
+    print(f"floor: one DuckDB GROUP BY over the 8 QIs: {floor:.2f} s")
+    print(
+        f"histogram + search + CREATE VIEW : {view_time:.2f} s "
+        f"({view_time / floor:.1f}x the floor; histogram {r_view.timings['histogram']:.2f} s, "
+        f"search {r_view.timings['search']:.2f} s, {r_view.checked} nodes checked)"
+    )
+    print(
+        f"histogram + search + CREATE TABLE: {table_time:.2f} s ({table_time / floor:.1f}x; "
+        f"materialize {r_table.timings['materialize']:.2f} s)"
+    )
+    print(
+        f"optimum {r_view.levels}, suppressed {r_view.measures['suppressed_rows']:,}, "
+        f"classes {r_view.measures['classes']:,}"
+    )
+    print(f"peak memory of the process (RSS): {peak:,.0f} MiB")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--skip-scale", action="store_true")
+    ap.add_argument("--scale-only", action="store_true")
+    args = ap.parse_args()
+    if args.scale_only:
+        scale(args.rows)
+        return
+    adult(args.repeat)
+    if not args.skip_scale:
+        print()
+        subprocess.run(
+            [sys.executable, __file__, "--scale-only", "--rows", str(args.rows)], check=True
+        )
+
+
+if __name__ == "__main__":
+    main()
