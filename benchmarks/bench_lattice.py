@@ -20,6 +20,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -114,15 +115,13 @@ def adult(repeat: int) -> None:
 SCALE_QIS = ["age", "sex", "race", "marital_status", "education", "zip", "country", "occupation"]
 
 
-def scale(rows: int) -> None:
-    """Runs in its own process so peak memory is this workload's alone."""
-    from anonsql.anonymize import Spec, anonymize
+def generate(rows: int, path: str) -> None:
+    """Write the synthetic table and its hierarchies into a DuckDB file (own process)."""
     from anonsql.database import Database
     from anonsql.demo.census import COUNTRY, EDUCATION, OCCUPATION, RACE
     from anonsql.demo.setup import load_manifest_hierarchies
 
-    db = Database.open(":memory:")
-    db.backend.execute("SET threads TO 2")
+    db = Database.open(path)
 
     def u(salt: int) -> str:
         # a uniform number in [0, 1) per row and salt, from DuckDB's hash
@@ -168,9 +167,21 @@ def scale(rows: int) -> None:
     """)
     gen_time = time.perf_counter() - t
     load_manifest_hierarchies(db, "census", "big")
-    age = db.hierarchies.load("age")
+    age = db.hierarchies.load("age")  # the demo's age hierarchy covers 17..90
     if set(map(str, range(17, 91))) - set(age.leaf_labels):
         raise SystemExit("age hierarchy does not cover the synthetic ages")
+    print(f"generated {rows:,} rows in {gen_time:.1f} s into {path}")
+    db.close()
+
+
+def scale(rows: int, path: str, memory_limit: str) -> None:
+    """The measured run, in its own process so peak memory is this workload's alone. The
+    data lives in a DuckDB file; DuckDB's buffer pool is capped at ``memory_limit``."""
+    from anonsql.anonymize import Spec, anonymize
+    from anonsql.database import Database
+
+    db = Database.open(path)
+    db.backend.execute(f"SET memory_limit = '{memory_limit}'")
     cols = ", ".join(SCALE_QIS)
     t = time.perf_counter()
     distinct = db.backend.fetchall(
@@ -187,7 +198,7 @@ def scale(rows: int) -> None:
     table_time = time.perf_counter() - t
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB on Linux
     print(
-        f"scale: {rows:,} synthetic rows (generated in {gen_time:.1f} s), 8 QIs, "
+        f"scale: {rows:,} synthetic rows in a DuckDB file (memory_limit {memory_limit}), 8 QIs, "
         f"{distinct:,} distinct QI combinations, lattice {r_view.lattice_size:,}; "
         f"k = 5, 5% suppression, Loss"
     )
@@ -214,16 +225,37 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-scale", action="store_true")
     ap.add_argument("--scale-only", action="store_true")
+    ap.add_argument("--memory-limit", default="1GB", help="DuckDB buffer pool in the scale run")
+    ap.add_argument("--generate", help=argparse.SUPPRESS)
+    ap.add_argument("--measure", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.scale_only:
-        scale(args.rows)
+    if args.generate:
+        generate(args.rows, args.generate)
         return
-    adult(args.repeat)
-    if not args.skip_scale:
+    if args.measure:
+        scale(args.rows, args.measure, args.memory_limit)
+        return
+    if not args.scale_only:
+        adult(args.repeat)
+        if args.skip_scale:
+            return
         print()
-        subprocess.run(
-            [sys.executable, __file__, "--scale-only", "--rows", str(args.rows)], check=True
-        )
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "scale.duckdb")
+        for step in ("--generate", "--measure"):
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    step,
+                    path,
+                    "--rows",
+                    str(args.rows),
+                    "--memory-limit",
+                    args.memory_limit,
+                ],
+                check=True,
+            )
 
 
 if __name__ == "__main__":

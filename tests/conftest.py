@@ -24,6 +24,25 @@ def db():
     d.close()
 
 
-@pytest.fixture
-def adult_dir() -> Path:
-    return shared_data() / "adult"
+#: Adult's nine columns in the order ARX's figures use
+ADULT_QIS = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+    "salary-class",
+]
+
+
+def load_adult(db) -> None:
+    """Import ../shared/data/adult/adult.csv as ``adult`` with its nine ARX hierarchies."""
+    from anonsql.hierarchy.loaders import read_arx_csv
+
+    folder = shared_data() / "adult"
+    db.import_file("adult", folder / "adult.csv", sep=";")
+    for c in ADULT_QIS:
+        db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))

@@ -10,7 +10,6 @@ from anonsql.anonymize import Spec, anonymize
 from anonsql.data.histogram import Histogram
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.hierarchy.loaders import read_arx_csv
 from anonsql.metrics.quality import quality_model
 from anonsql.models import (
     DistinctLDiversity,
@@ -22,31 +21,16 @@ from anonsql.models import (
 from anonsql.models.requirements import Requirements
 from anonsql.search import Exhaustive, Flash
 from anonsql.search.lattice import Lattice
-from tests.conftest import SHARED_DATA
+from tests.conftest import ADULT_QIS, load_adult
 from tests.strategies import anonymization_cases
 
-ADULT = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-]
+ADULT = ADULT_QIS
 
 
 @pytest.fixture(scope="module")
 def adult_db():
-    folder = SHARED_DATA / "adult"
-    if not folder.is_dir():
-        pytest.skip(f"shared data sets not found at {SHARED_DATA}")
     db = Database.open(":memory:")
-    db.import_file("adult", folder / "adult.csv", sep=";")
-    for c in ADULT:
-        db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
+    load_adult(db)
     yield db
     db.close()
 

@@ -72,7 +72,9 @@ class Histogram:
 
     @classmethod
     def _from_grouped(cls, grouped, qis, hierarchies, sensitive) -> Histogram:
-        codes = grouped[[f"q{j}" for j in range(len(qis))]].to_numpy(np.int64)
+        codes = np.empty((len(grouped), len(qis)), dtype=np.int64, order="F")
+        for j in range(len(qis)):
+            codes[:, j] = grouped[f"q{j}"].to_numpy(np.int64)
         counts = grouped["n"].to_numpy(np.int64)
         sens = None
         labels: list[str] = []
@@ -98,9 +100,8 @@ class Histogram:
         for j, (q, n) in enumerate(zip(qis, hierarchy_names, strict=True)):
             if grouped[f"q{j}"].isna().any():
                 db.hierarchies.check_column(source, q, n)  # raises with the details
-        # CAST to VARCHAR could merge two raw values into one label: group once more
-        keys = [c for c in grouped.columns if c != "n"]
-        grouped = grouped.groupby(keys, sort=False, dropna=False)["n"].sum().reset_index()
+        # every raw value of one column type casts to a distinct string (DuckDB writes
+        # numbers and times in a round-trip form), so the grouped rows stay distinct
         return cls._from_grouped(grouped, qis, hierarchies, sensitive)
 
 

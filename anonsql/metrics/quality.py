@@ -53,15 +53,20 @@ class QualityModel(ABC):
     def partition_bound(self, part: Partition) -> float | None:
         return None
 
+    def suppression_bound(self, levels: np.ndarray, suppressed: np.ndarray) -> np.ndarray | None:
+        """A lower bound of each node's score when at least ``suppressed[node]`` records are
+        suppressed in it (need not hold for its generalizations)."""
+        return None
+
     def per_qi(self, part: Partition, suppressed: np.ndarray) -> dict[str, float] | None:
         return None
 
 
 def arx_round(values):
     """ARX keeps the first 10 decimals of a per-QI value (``Metric.round``: floor). A value
-    within 1e-16 of a multiple of 1e-10 counts as that multiple, so the floor does not
+    within 1e-14 of a multiple of 1e-10 counts as that multiple, so the floor does not
     depend on the order of a floating-point sum."""
-    return np.floor(np.asarray(values, dtype=np.float64) * 1e10 + 1e-6) / 1e10
+    return np.floor(np.asarray(values, dtype=np.float64) * 1e10 + 1e-4) / 1e10
 
 
 def _leaf_counts(hist: Histogram, j: int) -> tuple[np.ndarray, np.ndarray]:
@@ -118,6 +123,21 @@ class Loss(QualityModel):
     def level_bound(self, levels: np.ndarray) -> np.ndarray:
         raw = np.stack([self.gen_table[j][levels[:, j]] for j in range(levels.shape[1])], axis=1)
         return self._aggregate(self._normalize(raw))
+
+    def suppression_bound(self, levels: np.ndarray, suppressed: np.ndarray) -> np.ndarray | None:
+        if self.g_factor != 1 or self.s_factor != 1:
+            return None
+        # a suppressed record costs 1 instead of its share: at least 1 - (largest share on
+        # the level) more per QI
+        raw = np.stack(
+            [
+                self.gen_table[j][levels[:, j]]
+                + suppressed * (1 - np.array([s.max() for s in self.level_shares[j]])[levels[:, j]])
+                for j in range(levels.shape[1])
+            ],
+            axis=1,
+        )
+        return self._aggregate(self._normalize(raw)) - 1e-12
 
     def _raw(self, part: Partition, suppressed: np.ndarray) -> np.ndarray:
         # sum over all records of share * gFactor is a per-level constant (gen_table); only

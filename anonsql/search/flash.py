@@ -23,7 +23,6 @@ non-anonymous node on the path settles the start node and every specialization o
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from anonsql.data.histogram import Histogram
 from anonsql.metrics.quality import QualityModel
@@ -67,7 +66,15 @@ class Flash(Search):
         # checks fewer nodes.
         self.climb_wide = monotone
 
-        self.presieved = self._presieve(hist, requirements)
+        supp_lb = self._presieve(hist, requirements)
+        self.presieved = int((self.status == NOT_ANONYMOUS).sum())
+        if supp_lb is not None:
+            # records in projected classes smaller than k are suppressed in any anonymous
+            # node: a per-node bound (valid for the node itself, which is all the visiting
+            # order below needs) can charge them
+            refined = quality.suppression_bound(lat.levels, supp_lb)
+            if refined is not None:
+                self.bound = np.maximum(self.bound, refined)
         self._check(lat.top)
         if self.status[lat.top] != ANONYMOUS:
             return SearchResult(
@@ -126,7 +133,7 @@ class Flash(Search):
         )
 
     # -- projections -------------------------------------------------------------------------
-    def _presieve(self, hist: Histogram, requirements: Requirements) -> int:
+    def _presieve(self, hist: Histogram, requirements: Requirements) -> np.ndarray | None:
         """Tag nodes that cannot be anonymous because a projection of the table onto one or
         two QIs already has too many records in classes smaller than k.
 
@@ -137,7 +144,7 @@ class Flash(Search):
         """
         ks = [m.k for m in requirements.models if isinstance(m, KAnonymity)]
         if not ks or max(ks) <= 1:
-            return 0
+            return None
         k = max(ks)
         allowed = requirements.suppression_limit * hist.rows
         lat = self.lat
@@ -146,8 +153,9 @@ class Flash(Search):
         hs = hist.hierarchies
         # one-QI and two-QI marginals of the histogram
         for j in range(m):
-            inv, leaves = pd.factorize(hist.codes[:, j])
-            cnt = np.bincount(inv, hist.counts)
+            dense = np.bincount(hist.codes[:, j], hist.counts, minlength=hs[j].size)
+            leaves = np.flatnonzero(dense)
+            cnt = dense[leaves]
             table = np.zeros(hs[j].height)
             for lv in range(hs[j].height):
                 gen = hs[j].ancestor_column(lv)[leaves]
@@ -161,8 +169,9 @@ class Flash(Search):
                     if span > 4_000_000:
                         continue
                     pair = hist.codes[:, a] * hs[b].size + hist.codes[:, b]
-                    inv, keys = pd.factorize(pair)
-                    cnt = np.bincount(inv, hist.counts)
+                    dense = np.bincount(pair, hist.counts, minlength=span)
+                    keys = np.flatnonzero(dense)
+                    cnt = dense[keys]
                     ca, cb = keys // hs[b].size, keys % hs[b].size
                     table = np.zeros((hs[a].height, hs[b].height))
                     for la in range(hs[a].height):
@@ -175,7 +184,7 @@ class Flash(Search):
                     bound = np.maximum(bound, table[lat.levels[:, a], lat.levels[:, b]])
         doomed = (bound > allowed) & (self.status == UNKNOWN)
         self.status[doomed] = NOT_ANONYMOUS
-        return int(doomed.sum())
+        return bound
 
     # -- node checks -----------------------------------------------------------------------
     def _check(self, node: int) -> None:
