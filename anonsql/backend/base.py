@@ -48,6 +48,13 @@ class Backend(ABC):
     ) -> pd.DataFrame:
         """Run one query and return a pandas DataFrame."""
 
+    def fetch_columns(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> dict[str, Any]:
+        """Run a query and return its columns as arrays (no DataFrame is built)."""
+        df = self.fetch_df(statement, params)
+        return {c: df[c].to_numpy() for c in df.columns}
+
     @abstractmethod
     def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
         """Create table ``name`` from a DataFrame (replacing a table of that name)."""

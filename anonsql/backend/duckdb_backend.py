@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from sqlglot import exp
 
 from anonsql.backend.base import Backend
@@ -44,6 +45,18 @@ class DuckDBBackend(Backend):
         self, statement: exp.Expression | str, params: list[Any] | None = None
     ) -> pd.DataFrame:
         return self.con.execute(self.sql_text(statement), params or []).df()
+
+    def fetch_columns(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> dict[str, Any]:
+        result = self.con.execute(self.sql_text(statement), params or []).fetchnumpy()
+        # NULLs arrive as masked arrays; fill them with NaN-like markers the caller checks
+        out = {}
+        for name, col in result.items():
+            if hasattr(col, "mask") and np.ma.is_masked(col):
+                col = col.astype(object).filled(None) if col.dtype.kind in "OU" else col.filled(-1)
+            out[name] = np.asarray(col)
+        return out
 
     def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
         # A DataFrame is registered under a private name and copied with CREATE TABLE AS:

@@ -72,14 +72,15 @@ class Histogram:
 
     @classmethod
     def _from_grouped(cls, grouped, qis, hierarchies, sensitive) -> Histogram:
-        codes = np.empty((len(grouped), len(qis)), dtype=np.int64, order="F")
+        counts = np.asarray(grouped["n"], dtype=np.int64)
+        codes = np.empty((len(counts), len(qis)), dtype=np.int32, order="F")
         for j in range(len(qis)):
-            codes[:, j] = grouped[f"q{j}"].to_numpy(np.int64)
-        counts = grouped["n"].to_numpy(np.int64)
+            codes[:, j] = np.asarray(grouped[f"q{j}"], dtype=np.int32)
         sens = None
         labels: list[str] = []
         if sensitive is not None:
-            values = grouped["s"].astype(object).where(grouped["s"].notna(), "NULL").astype(str)
+            s = pd.Series(grouped["s"], dtype=object)
+            values = s.where(s.notna(), "NULL").astype(str)
             labels = sorted(values.unique())
             sens = pd.Index(labels).get_indexer(values).astype(np.int64)
         return cls(qis, hierarchies, codes, counts, sens, labels, sensitive)
@@ -96,9 +97,10 @@ class Histogram:
         """One GROUP BY in the database: QI values are joined to their leaf node ids."""
         hierarchies = [db.hierarchies.load(n) for n in hierarchy_names]
         query = histogram_query(source, qis, hierarchy_names, sensitive)
-        grouped = db.backend.fetch_df(query)
+        grouped = db.backend.fetch_columns(query)
         for j, (q, n) in enumerate(zip(qis, hierarchy_names, strict=True)):
-            if grouped[f"q{j}"].isna().any():
+            ids = grouped[f"q{j}"]
+            if ids.dtype == object or (ids < 0).any():  # NULL: a value the hierarchy lacks
                 db.hierarchies.check_column(source, q, n)  # raises with the details
         # every raw value of one column type casts to a distinct string (DuckDB writes
         # numbers and times in a round-trip form), so the grouped rows stay distinct

@@ -82,15 +82,15 @@ class Partition:
 
     @classmethod
     def from_histogram(cls, hist: Histogram, levels: tuple[int, ...]) -> Partition:
-        ranks = np.empty(hist.codes.shape, dtype=np.int64, order="F")
+        ranks = np.empty(hist.codes.shape, dtype=np.int32, order="F")
         for j, h in enumerate(hist.hierarchies):
-            ranks[:, j] = h.level_rank[h.ancestors[hist.codes[:, j], levels[j]]]
+            ranks[:, j] = h.level_rank[h.ancestor_column(levels[j])[hist.codes[:, j]]]
         return _group(tuple(levels), ranks, hist.counts, hist.hierarchies,
                       (hist.sens, None, None), keep_rows=True)  # fmt: skip
 
     def rollup(self, hist: Histogram, levels: tuple[int, ...]) -> Partition:
         """The partition of a coarser transformation (``levels`` >= ``self.levels``)."""
-        ranks = np.empty(self.codes.shape, dtype=np.int64, order="F")
+        ranks = np.empty(self.codes.shape, dtype=np.int32, order="F")
         for j, h in enumerate(hist.hierarchies):
             if levels[j] == self.levels[j]:
                 ranks[:, j] = self.codes[:, j]
@@ -114,16 +114,17 @@ def _group(levels, ranks, weights, hierarchies, pairs, keep_rows=False) -> Parti
             combined += ranks[:, j]
         if span <= 4 * n + 1024:
             # small key space: a counting pass instead of hashing
-            seen = np.zeros(span, dtype=np.int64)
+            seen = np.zeros(span, dtype=np.int8)
             seen[combined] = 1
             keys = np.flatnonzero(seen)
-            position = np.cumsum(seen) - 1
+            position = np.cumsum(seen, dtype=np.int64)
+            position -= 1
             ids = position[combined]
         else:
             ids, keys = pd.factorize(combined)
             ids = ids.astype(np.int64)
         count = len(keys)
-        codes = np.empty((count, len(widths)), dtype=np.int64, order="F")
+        codes = np.empty((count, len(widths)), dtype=np.int32, order="F")
         rest = np.asarray(keys, dtype=np.int64)
         for j in range(len(widths) - 1, -1, -1):
             codes[:, j] = rest % widths[j]

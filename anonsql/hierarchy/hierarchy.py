@@ -304,7 +304,7 @@ class Hierarchy:
         key = (from_level, to_level)
         if key not in cols:
             anc = self.ancestors[self.level_nodes[from_level], to_level]
-            cols[key] = np.ascontiguousarray(self.level_rank[anc])
+            cols[key] = np.ascontiguousarray(self.level_rank[anc], dtype=np.int32)
         return cols[key]
 
     def ancestor_column(self, level: int) -> np.ndarray:
