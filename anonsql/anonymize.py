@@ -5,11 +5,9 @@ classes, the solution space and the provenance row are written in one transactio
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from anonsql.data.histogram import Histogram
@@ -32,7 +30,7 @@ from anonsql.models import (
 from anonsql.models.requirements import Requirements
 from anonsql.output.materialize import check_output_name, create_statement, output_query
 from anonsql.output.provenance import Provenance
-from anonsql.search import SEARCHES
+from anonsql.search import search as make_search
 from anonsql.search.base import Progress, SearchResult
 
 
@@ -145,8 +143,7 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     columns = validate_columns(db, source, spec)
     if spec.output is not None:
         check_output_name(spec.output, source)
-    if spec.algorithm not in SEARCHES:
-        raise InputError(f"unknown algorithm {spec.algorithm!r}; use one of {', '.join(SEARCHES)}")
+    search = make_search(spec.algorithm)
     models = build_models(spec)
     quality = quality_model(spec.metric)
     names = [db.hierarchies.resolve(q, spec.hierarchies.get(q)) for q in spec.qis]
@@ -174,7 +171,6 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     timings["histogram"] = time.perf_counter() - t0
 
     t1 = time.perf_counter()
-    search = SEARCHES[spec.algorithm]()
     if hasattr(search, "frontier"):
         search.frontier = spec.solutions
     result = search.run(hist, requirements, quality, progress)
@@ -290,4 +286,4 @@ def _write(
     return run_id
 
 
-__all__ = ["Callable", "Result", "Spec", "anonymize", "build_models", "np"]
+__all__ = ["Result", "Spec", "anonymize", "build_models"]

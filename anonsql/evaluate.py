@@ -13,7 +13,6 @@ Two ways in:
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -395,4 +394,4 @@ def _sums(db: Database, source: str, q: str, j: int, leaves_only: bool) -> list[
     return [float(x or 0) for x in row[:-2]]
 
 
-__all__ = ["Evaluation", "ModelReport", "check_table", "evaluate_levels", "loss_of_tables", "math"]
+__all__ = ["Evaluation", "ModelReport", "check_table", "evaluate_levels", "loss_of_tables"]

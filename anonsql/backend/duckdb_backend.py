@@ -107,12 +107,6 @@ class DuckDBBackend(Backend):
         rel = self.con.execute(exp.select("*").from_(table(name)).limit(0).sql("duckdb"))
         return [d[0] for d in rel.description]
 
-    def column_types(self, name: str) -> dict[str, str]:
-        rows = self.fetchall(
-            exp.Describe(this=exp.select("*").from_(table(name)).subquery()).sql("duckdb")
-        )
-        return {r[0]: r[1] for r in rows}
-
     def close(self) -> None:
         self.con.close()
 

@@ -70,12 +70,6 @@ class ClassStats:
         """p(value | class) for every sparse pair."""
         return self.pair_count / self.sizes[self.pair_class]
 
-    def dense(self) -> np.ndarray:
-        """classes x values matrix of p(value | class) (for distances over all values)."""
-        m = np.zeros((self.classes, len(self.overall)))
-        m[self.pair_class, self.pair_value] = self.shares()
-        return m
-
 
 class PrivacyModel(ABC):
     """A privacy requirement on every (non-suppressed) equivalence class."""

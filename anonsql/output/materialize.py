@@ -81,4 +81,4 @@ def check_output_name(output: str, source: str) -> None:
         raise InputError(f"names starting with {INTERNAL_PREFIX!r} are reserved for anonsql")
 
 
-__all__ = ["check_output_name", "create_statement", "output_query", "template"]
+__all__ = ["check_output_name", "create_statement", "output_query"]
