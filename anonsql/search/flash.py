@@ -68,6 +68,10 @@ class Flash(Search):
 
         supp_lb = self._presieve(hist, requirements)
         self.presieved = int((self.status == NOT_ANONYMOUS).sum())
+        ks = [m.k for m in requirements.models if isinstance(m, KAnonymity)]
+        self.k = max(ks) if ks else 0
+        # records a checked generalization proves suppressed in each node (see _check)
+        self.supp_lb = np.zeros(lat.size) if supp_lb is None else supp_lb.astype(float)
         if supp_lb is not None:
             # records in projected classes smaller than k are suppressed in any anonymous
             # node: a per-node bound (valid for the node itself, which is all the visiting
@@ -94,6 +98,10 @@ class Flash(Search):
             if best is not None and self.bound[node] > best.score + 1e-12 * max(1, abs(best.score)):
                 break
             if best is not None and self.pbound[node] > best.score + 1e-12 * max(
+                1, abs(best.score)
+            ):
+                continue
+            if best is not None and self._charged_bound(node) > best.score + 1e-12 * max(
                 1, abs(best.score)
             ):
                 continue
@@ -197,12 +205,33 @@ class Flash(Search):
         else:
             self.status[lat.below(node) & unknown] = NOT_ANONYMOUS
         self.status[node] = ANONYMOUS if a.anonymous else NOT_ANONYMOUS
+        self._learn(node, part)
+        if self.progress:
+            self.progress(self.ev.checked, lat.size)
+
+    def _learn(self, node: int, part) -> None:
+        """Bounds that a node's classes give its neighbours."""
+        lat = self.lat
         pb = self.ev.quality.partition_bound(part)
         if pb is not None:
             mask = lat.above(node)
             self.pbound[mask] = np.maximum(self.pbound[mask], pb)
-        if self.progress:
-            self.progress(self.ev.checked, lat.size)
+        if self.k > 1:
+            # every class of a specialization lies inside one class of this node, so records
+            # in classes smaller than k here are suppressed in every specialization too
+            small = float(part.sizes[part.sizes < self.k].sum())
+            if small:
+                mask = lat.below(node)
+                self.supp_lb[mask] = np.maximum(self.supp_lb[mask], small)
+
+    def _charged_bound(self, node: int) -> float:
+        """The node's bound with the records known to be suppressed in it charged."""
+        if not self.supp_lb[node]:
+            return -np.inf
+        refined = self.ev.quality.suppression_bound(
+            self.lat.levels[node : node + 1], self.supp_lb[node : node + 1]
+        )
+        return -np.inf if refined is None else float(refined[0])
 
     def _resolve(self, start: int) -> None:
         """Settle ``start`` by a binary search along an upward path of unknown nodes."""
@@ -233,6 +262,7 @@ class Flash(Search):
     def _score(self, node: int) -> Solution:
         part, a = self.ev.assess(node) if node not in self.results else self._reassess(node)
         self.results[node] = (a.suppressed_rows, int(a.passing.sum()))
+        self._learn(node, part)
         return Solution(
             tuple(int(x) for x in self.lat.levels[node]),
             self.ev.score(part, a),
