@@ -71,8 +71,9 @@ def arx_round(values):
 
 def _leaf_counts(hist: Histogram, j: int) -> tuple[np.ndarray, np.ndarray]:
     """Distinct leaves of QI j in the data and their record counts."""
-    leaves, inv = np.unique(hist.codes[:, j], return_inverse=True)
-    return leaves, np.bincount(inv, hist.counts)
+    dense = np.bincount(hist.codes[:, j], hist.counts, minlength=hist.hierarchies[j].size)
+    leaves = np.flatnonzero(dense)
+    return leaves, dense[leaves]
 
 
 class Loss(QualityModel):
@@ -122,7 +123,13 @@ class Loss(QualityModel):
 
     def level_bound(self, levels: np.ndarray) -> np.ndarray:
         raw = np.stack([self.gen_table[j][levels[:, j]] for j in range(levels.shape[1])], axis=1)
-        return self._aggregate(self._normalize(raw))
+        return self._fast_aggregate(self._normalize(raw))
+
+    @staticmethod
+    def _fast_aggregate(values: np.ndarray) -> np.ndarray:
+        # the geometric mean through logarithms, for bounds over the whole lattice; lowered
+        # by 1e-12 so rounding never lifts a bound above the exactly computed score
+        return np.expm1(np.log1p(values).mean(axis=-1)) - 1e-12
 
     def suppression_bound(self, levels: np.ndarray, suppressed: np.ndarray) -> np.ndarray | None:
         if self.g_factor != 1 or self.s_factor != 1:
@@ -137,7 +144,7 @@ class Loss(QualityModel):
             ],
             axis=1,
         )
-        return self._aggregate(self._normalize(raw)) - 1e-12
+        return self._fast_aggregate(self._normalize(raw))
 
     def _raw(self, part: Partition, suppressed: np.ndarray) -> np.ndarray:
         # sum over all records of share * gFactor is a per-level constant (gen_table); only
