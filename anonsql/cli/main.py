@@ -364,22 +364,7 @@ def _print_evaluation(ev, as_json: bool) -> None:
 @db_option
 @friendly
 def check(
-    table,
-    qi,
-    sa,
-    k,
-    l_value,
-    l_variant,
-    c_value,
-    t_value,
-    t_variant,
-    sa_hierarchy,
-    levels,
-    suppression,
-    hierarchy_pairs,
-    population,
-    as_json,
-    db_path,
+    table, qi, sa, levels, suppression, hierarchy_pairs, population, as_json, db_path, **goal
 ) -> None:
     """Check privacy models on TABLE's classes and print risk figures; exit 1 when a
     requested model does not hold."""
@@ -387,7 +372,7 @@ def check(
     from anonsql.errors import InputError
     from anonsql.evaluate import check_table, evaluate_levels
 
-    spec = _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy)
+    spec = _spec(qi, sa, **goal)
     models = build_models(spec)
     db = open_db(db_path)
     if levels:
@@ -405,10 +390,10 @@ def check(
             suppression,
             _parse_pairs(hierarchy_pairs, "--hierarchy"),
             population,
-            sa_hierarchy,
+            goal["sa_hierarchy"],
         )
     else:
-        ev = check_table(db, table, spec.qis, models, sa, sa_hierarchy)
+        ev = check_table(db, table, spec.qis, models, sa, goal["sa_hierarchy"])
     _print_evaluation(ev, as_json)
     if not all(m.holds for m in ev.models) or (levels and not ev.anonymous):
         sys.exit(1)
@@ -504,13 +489,6 @@ def anonymize(
     table,
     qi,
     sa,
-    k,
-    l_value,
-    l_variant,
-    c_value,
-    t_value,
-    t_variant,
-    sa_hierarchy,
     suppression,
     metric,
     algorithm,
@@ -522,6 +500,7 @@ def anonymize(
     replace,
     as_json,
     db_path,
+    **goal,
 ) -> None:
     """Find the optimal generalization of TABLE and materialize it as --out."""
     import json
@@ -531,13 +510,7 @@ def anonymize(
     spec = _spec(
         qi,
         sa,
-        k,
-        l_value,
-        l_variant,
-        c_value,
-        t_value,
-        t_variant,
-        sa_hierarchy,
+        **goal,
         suppression=suppression,
         metric=metric,
         algorithm=algorithm,
