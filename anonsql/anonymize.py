@@ -183,7 +183,7 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
         )
 
     levels = list(result.optimum.levels)
-    part = Partition.from_histogram(hist, tuple(levels))
+    part = result.partition or Partition.from_histogram(hist, tuple(levels))
     assessment = requirements.assess(part, hist)
     measures = risk_measures(part.sizes, assessment.suppressed).to_dict()
     per_qi = quality.per_qi(part, assessment.suppressed)

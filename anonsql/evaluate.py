@@ -102,8 +102,6 @@ def evaluate_levels(
     names = [db.hierarchies.resolve(q, (hierarchies or {}).get(q)) for q in qis]
     if len(levels) != len(qis):
         raise InputError(f"give one level per QI ({len(qis)}), got {len(levels)}")
-    for q, n in zip(qis, names, strict=True):
-        db.hierarchies.check_column(source, q, n)
     sens_h = db.hierarchies.load(sensitive_hierarchy) if sensitive_hierarchy else None
     hist = Histogram.from_database(db, source, qis, names, sensitive)
     for j, (lv, h) in enumerate(zip(levels, hist.hierarchies, strict=True)):
@@ -194,8 +192,6 @@ def part_row_class(hist: Histogram, part: Partition) -> np.ndarray:
 
 def _population_sizes(db, population, qis, names, hist, part) -> np.ndarray:
     db.backend.require_columns(population, qis)
-    for q, n in zip(qis, names, strict=True):
-        db.hierarchies.check_column(population, q, n)
     pop = Histogram.from_database(db, population, qis, names)
     pop_part = Partition.from_histogram(pop, part.levels)
     keys = {tuple(r): s for r, s in zip(pop_part.nodes.tolist(), pop_part.sizes, strict=True)}

@@ -39,6 +39,8 @@ class SearchResult:
     lattice_size: int
     solutions: list[Solution] = field(default_factory=list)
     guarantee: str = ""
+    #: the optimum's classes, from the search's cache (None without an optimum)
+    partition: Partition | None = None
 
 
 class NodeEvaluator:

@@ -48,4 +48,5 @@ class Exhaustive(Search):
             lattice.size,
             list(anonymous.values()),
             "exact optimum: every node checked",
+            ev.partition(lattice.node(best.levels)) if best is not None else None,
         )

@@ -138,6 +138,7 @@ class Flash(Search):
             lat.size,
             sorted(scored.values(), key=lambda s: s.score),
             guarantee,
+            self.ev.partition(lat.node(best.levels)) if best is not None else None,
         )
 
     # -- projections -------------------------------------------------------------------------
