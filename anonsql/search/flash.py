@@ -92,17 +92,14 @@ class Flash(Search):
 
         scored: dict[int, Solution] = {}
         best: Solution | None = None
+        cutoff = np.inf  # a bound above this cannot beat the best score (rounding allowed)
         order = np.lexsort((np.arange(lat.size), lat.level_sum, self.bound))
         for node in order:
             node = int(node)
-            if best is not None and self.bound[node] > best.score + 1e-12 * max(1, abs(best.score)):
+            if self.bound[node] > cutoff:
                 break
-            if best is not None and self.pbound[node] > best.score + 1e-12 * max(
-                1, abs(best.score)
-            ):
-                continue
-            if best is not None and self._charged_bound(node) > best.score + 1e-12 * max(
-                1, abs(best.score)
+            if best is not None and (
+                self.pbound[node] > cutoff or self._charged_bound(node) > cutoff
             ):
                 continue
             if self.status[node] == NOT_ANONYMOUS:
@@ -117,6 +114,7 @@ class Flash(Search):
             scored[node] = sol
             if better(best, sol):
                 best = sol
+                cutoff = best.score + 1e-12 * max(1.0, abs(best.score))
 
         if self.frontier:
             self._explore_frontier(scored)
