@@ -8,6 +8,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from anonsql.data.histogram import Histogram
@@ -175,6 +176,7 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
         search.frontier = spec.solutions
     result = search.run(hist, requirements, quality, progress)
     timings["search"] = time.perf_counter() - t1
+    del search  # frees the search's partition cache before the database writes the output
     if result.optimum is None:
         goal = ", ".join(m.describe() for m in models)
         raise InputError(
@@ -189,6 +191,10 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     per_qi = quality.per_qi(part, assessment.suppressed)
     score = result.optimum.score
 
+    hierarchies = hist.hierarchies
+    # the histogram (also held by the quality model) is not needed any more: free it
+    # before the database builds the output
+    del hist, quality, requirements
     run_id = None
     if spec.output is not None:
         t2 = time.perf_counter()
@@ -198,7 +204,7 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
             columns,
             spec,
             names,
-            hist,
+            hierarchies,
             part,
             assessment,
             result,
@@ -240,14 +246,28 @@ def _solution_row(s, qis, result: SearchResult) -> dict:
 
 
 def _write(
-    db, source, columns, spec, names, hist, part, assessment, result, measures, timings, models
+    db,
+    source,
+    columns,
+    spec,
+    names,
+    hierarchies,
+    part,
+    assessment,
+    result,
+    measures,
+    timings,
+    models,
 ) -> int:
     backend = db.backend
     prov = Provenance(backend)
     levels = list(result.optimum.levels)
-    suppressed_keys = []
-    for row in part.nodes[assessment.suppressed]:
-        suppressed_keys.append([hist.hierarchies[j].labels[n] for j, n in enumerate(row)])
+    supp = np.flatnonzero(assessment.suppressed)
+    label_columns = [
+        np.asarray(h.labels, dtype=object)[part.node_column(j)[supp]]
+        for j, h in enumerate(hierarchies)
+    ]
+    suppressed_keys = [list(key) for key in zip(*label_columns, strict=True)]
     with backend.transaction():
         run_id = prov.next_run_id()
         prov.replace_suppressed(run_id, spec.output, suppressed_keys)

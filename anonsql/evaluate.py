@@ -160,7 +160,7 @@ def _seed004_loss(hist: Histogram, part: Partition, suppressed: np.ndarray) -> d
     out: dict[str, float] = {}
     n, m = hist.rows, len(hist.qis)
     # generalized node of every histogram row
-    row_class = part_row_class(hist, part)
+    row_class = part.classes_of_rows(hist)
     gen = part.nodes[row_class].copy()
     supp_rows = suppressed[row_class]
     for j, h in enumerate(hist.hierarchies):
@@ -182,12 +182,6 @@ def _seed004_loss(hist: Histogram, part: Partition, suppressed: np.ndarray) -> d
     out["pct_generalized"] = 100.0 * generalized_cells / (n * m)
     out["pct_root"] = 100.0 * root_cells / (n * m)
     return out
-
-
-def part_row_class(hist: Histogram, part: Partition) -> np.ndarray:
-    if part.row_class is not None:
-        return part.row_class
-    return Partition.from_histogram(hist, part.levels).row_class  # type: ignore[return-value]
 
 
 def _population_sizes(db, population, qis, names, hist, part) -> np.ndarray:

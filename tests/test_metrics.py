@@ -101,7 +101,7 @@ def test_alterations_histogram_sql_and_brute_force_agree(case, data):
     rows = [h.to_rows() for h in hs]
     hist = Histogram.from_frame(df, qis, hs)
     part = Partition.from_histogram(hist, tuple(levels))
-    gen_nodes = part.nodes[part.row_class]
+    gen_nodes = part.nodes[part.classes_of_rows(hist)]
     db = Database.open(":memory:")
     db.backend.write_frame("orig", df)
     db.backend.write_frame("gen", brute.generalize(df, qis, rows, levels))

@@ -5,6 +5,7 @@ count. It is the only thing the lattice search reads from the database; one GROU
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,12 @@ class Histogram:
     @property
     def rows(self) -> int:
         return int(self.counts.sum())
+
+    @cached_property
+    def weights(self) -> np.ndarray:
+        """:attr:`counts` as float64, the form ``np.bincount`` takes weights in (converted
+        once instead of on every marginal)."""
+        return self.counts.astype(np.float64)
 
     @property
     def heights(self) -> list[int]:

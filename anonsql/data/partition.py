@@ -8,6 +8,8 @@ merged, so the work is proportional to the number of classes, not rows.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,8 +59,17 @@ class Partition:
     pair_value: np.ndarray | None
     pair_count: np.ndarray | None
     hierarchies: list = None  # type: ignore[assignment]
-    #: for the bottom partition built from a histogram: class id of each histogram row
+    #: for a partition built from a histogram: class id of each histogram row (None when
+    #: the rows are the classes, see :meth:`classes_of_rows`)
     row_class: np.ndarray | None = None
+
+    def classes_of_rows(self, hist: Histogram) -> np.ndarray:
+        """Class id of each histogram row."""
+        if self.row_class is not None:
+            return self.row_class
+        if hist.sens is None and not any(self.levels):
+            return np.arange(len(hist.counts), dtype=np.int64)
+        return Partition.from_histogram(hist, self.levels).classes_of_rows(hist)
 
     @property
     def classes(self) -> int:
@@ -82,54 +93,81 @@ class Partition:
 
     @classmethod
     def from_histogram(cls, hist: Histogram, levels: tuple[int, ...]) -> Partition:
-        ranks = np.empty(hist.codes.shape, dtype=np.int32, order="F")
-        for j, h in enumerate(hist.hierarchies):
-            ranks[:, j] = h.level_rank[h.ancestor_column(levels[j])[hist.codes[:, j]]]
-        return _group(tuple(levels), ranks, hist.counts, hist.hierarchies,
-                      (hist.sens, None, None), keep_rows=True)  # fmt: skip
+        levels = tuple(levels)
+        hs = hist.hierarchies
+
+        def column(j: int, rows: np.ndarray | slice | None = None) -> np.ndarray:
+            h = hs[j]
+            leaves = hist.codes[:, j] if rows is None else hist.codes[rows, j]
+            return h.level_rank32[h.ancestor_column(levels[j])[leaves]]
+
+        if hist.sens is None and not any(levels):
+            # without a sensitive attribute the histogram's rows are distinct leaf
+            # combinations: its rows are the bottom's classes, no grouping needed; where
+            # leaves are numbered first (hierarchies built by from_rows), the leaf ids are
+            # the level-0 codes and the histogram's array is shared, not copied
+            if all(_leaves_first(h) for h in hs):
+                codes = hist.codes
+            else:
+                codes = np.empty(hist.codes.shape, dtype=np.int32, order="F")
+                for j in range(len(hs)):
+                    codes[:, j] = column(j)
+            return Partition(levels, codes, hist.counts, None, None, None, list(hs), None)
+        return _group(levels, column, hist.counts, hs, (hist.sens, None, None), keep_rows=True)
 
     def rollup(self, hist: Histogram, levels: tuple[int, ...]) -> Partition:
         """The partition of a coarser transformation (``levels`` >= ``self.levels``)."""
-        ranks = np.empty(self.codes.shape, dtype=np.int32, order="F")
-        for j, h in enumerate(hist.hierarchies):
+        levels = tuple(levels)
+        hs = hist.hierarchies
+
+        def column(j: int, rows: np.ndarray | slice | None = None) -> np.ndarray:
+            codes = self.codes[:, j] if rows is None else self.codes[rows, j]
             if levels[j] == self.levels[j]:
-                ranks[:, j] = self.codes[:, j]
-            else:
-                ranks[:, j] = h.rank_column(self.levels[j], levels[j])[self.codes[:, j]]
+                return codes
+            return hs[j].rank_column(self.levels[j], levels[j])[codes]
+
         pairs = (self.pair_value, self.pair_count, self.pair_class)
-        return _group(tuple(levels), ranks, self.sizes, hist.hierarchies, pairs)
+        return _group(levels, column, self.sizes, hs, pairs)
 
 
-def _group(levels, ranks, weights, hierarchies, pairs, keep_rows=False) -> Partition:
-    """Group rows of dense per-level codes into classes."""
+def _group(levels, column, weights, hierarchies, pairs, keep_rows=False) -> Partition:
+    """Group rows into classes. ``column(j)`` yields the rows' dense codes of QI j at its
+    level; columns are produced one at a time so no (rows x QIs) temporary is built."""
     widths = [len(h.level_nodes[lv]) for h, lv in zip(hierarchies, levels, strict=True)]
-    n = len(ranks)
+    n = len(weights)
     span = 1
     for w in widths:
         span *= w
     if span < 2**62:
-        combined = np.zeros(n, dtype=np.int64)
-        for j, w in enumerate(widths):
-            combined *= w
-            combined += ranks[:, j]
-        if span <= 4 * n + 1024:
+        combined = _combine(column, widths, n)
+        if span <= 4 * n + _COUNTING_SLACK:
             # small key space: a counting pass instead of hashing
             seen = np.zeros(span, dtype=np.int8)
             seen[combined] = 1
             keys = np.flatnonzero(seen)
-            position = np.cumsum(seen, dtype=np.int64)
+            position = np.cumsum(seen, dtype=np.int32 if span < 2**31 else np.int64)
             position -= 1
-            ids = position[combined]
+            ids = _gather(position, combined)
+            del seen, position, combined
+            count = len(keys)
+            codes = np.empty((count, len(widths)), dtype=np.int32, order="F")
+            rest = np.asarray(keys, dtype=np.int64)
+            for j in range(len(widths) - 1, -1, -1):
+                codes[:, j] = rest % widths[j]
+                rest = rest // widths[j]
         else:
-            ids, keys = pd.factorize(combined)
-            ids = ids.astype(np.int64)
-        count = len(keys)
-        codes = np.empty((count, len(widths)), dtype=np.int32, order="F")
-        rest = np.asarray(keys, dtype=np.int64)
-        for j in range(len(widths) - 1, -1, -1):
-            codes[:, j] = rest % widths[j]
-            rest = rest // widths[j]
+            # many classes: sort instead of hashing, and read each class's codes off one of
+            # its rows (cheaper than decoding millions of mixed-radix keys)
+            ids, first = _sort_groups(combined, span)
+            del combined
+            count = len(first)
+            codes = np.empty((count, len(widths)), dtype=np.int32, order="F")
+            for j in range(len(widths)):
+                codes[:, j] = column(j, first)
     else:  # too many combinations for one integer key: group by hashing rows
+        ranks = np.empty((n, len(widths)), dtype=np.int32, order="F")
+        for j in range(len(widths)):
+            ranks[:, j] = column(j)
         ids, count = group_rows(ranks, widths)
         first = np.empty(count, dtype=np.int64)
         first[ids[::-1]] = np.arange(n - 1, -1, -1)
@@ -142,8 +180,94 @@ def _group(levels, ranks, weights, hierarchies, pairs, keep_rows=False) -> Parti
             pc, pv, pn = _pairs(ids, values, weights)
         else:
             pc, pv, pn = _pairs(ids[classes], values, counts)
-    return Partition(levels, codes, sizes, pc, pv, pn, list(hierarchies),
-                     ids if keep_rows else None)  # fmt: skip
+    rows = ids.astype(np.int64, copy=False) if keep_rows else None
+    return Partition(levels, codes, sizes, pc, pv, pn, list(hierarchies), rows)
+
+
+#: key spans up to 4 x rows + this are grouped by a counting pass, wider ones by sorting
+_COUNTING_SLACK = 1024
+_CHUNK = 1 << 17  # rows per block: the block's key column stays in cache across the QIs
+_PARALLEL_ROWS = 1 << 18
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _combine(column, widths: list[int], n: int) -> np.ndarray:
+    """Mixed-radix key of every row: sum of code_j * (product of the later widths).
+
+    Rows are processed in blocks, each block through all QIs while it is in cache, and on
+    large inputs the blocks are shared by a thread per core (numpy releases the GIL in
+    gathers and arithmetic), which halves the cost of roll-ups from near-unique partitions
+    on a 2-core machine."""
+    combined = np.empty(n, dtype=np.int64)
+
+    def block(rows: slice) -> None:
+        out = combined[rows]
+        out[:] = 0
+        for j, w in enumerate(widths):
+            if w > 1:  # a QI at its top level adds nothing to the key
+                out *= w
+                out += column(j, rows)
+
+    _blocks(block, n)
+    return combined
+
+
+def _blocks(fn, n: int) -> None:
+    """Run ``fn(rows)`` over blocks of rows, on a thread per core when ``n`` is large."""
+    starts = range(0, n, _CHUNK)
+    if n < _PARALLEL_ROWS or (os.cpu_count() or 1) < 2:
+        for start in starts:
+            fn(slice(start, min(start + _CHUNK, n)))
+        return
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(min(os.cpu_count() or 2, 4), "anonsql-rollup")
+    list(_POOL.map(lambda start: fn(slice(start, min(start + _CHUNK, n))), starts))
+
+
+def _gather(table: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``table[index]``, in blocks (see :func:`_blocks`)."""
+    out = np.empty(len(index), dtype=table.dtype)
+
+    def block(rows: slice) -> None:
+        np.take(table, index[rows], out=out[rows])
+
+    _blocks(block, len(index))
+    return out
+
+
+def _leaves_first(h) -> bool:
+    leaves = h.level_nodes[0]
+    return bool(len(leaves) == 0 or leaves[-1] == len(leaves) - 1)
+
+
+def _sort_groups(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """Dense group ids (numbered in key order) and one row of each group.
+
+    Each key is packed with its row number into one int64 and the packed values are sorted:
+    numpy's int64 sort is several times faster than hashing (pd.factorize) when most keys
+    are distinct, the case of roll-ups from near-unique partitions of large tables, and the
+    row numbers that come out give the permutation without an argsort."""
+    n = len(keys)
+    row_bits = max(int(n - 1).bit_length(), 1)
+    if int(span - 1).bit_length() + row_bits > 63:
+        ids, uniq = pd.factorize(keys)
+        first = np.empty(len(uniq), dtype=np.int64)
+        first[ids] = np.arange(n, dtype=np.int64)
+        return ids, first
+    packed = keys << row_bits
+    packed |= np.arange(n, dtype=np.int64)
+    packed.sort()
+    order = packed & ((1 << row_bits) - 1)
+    packed >>= row_bits  # now the sorted keys
+    starts = np.empty(n, dtype=bool)
+    starts[:1] = True
+    np.not_equal(packed[1:], packed[:-1], out=starts[1:])
+    group = np.cumsum(starts, dtype=np.int64)
+    group -= 1
+    ids = np.empty(n, dtype=np.int64)
+    ids[order] = group
+    return ids, order[starts]
 
 
 def _take_rows(matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:

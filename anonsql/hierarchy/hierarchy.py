@@ -293,6 +293,11 @@ class Hierarchy:
         return rank
 
     @cached_property
+    def level_rank32(self) -> np.ndarray:
+        """:attr:`level_rank` as int32, the dtype of partition codes."""
+        return self.level_rank.astype(np.int32)
+
+    @cached_property
     def level_nodes(self) -> list[np.ndarray]:
         """Node ids of each level, in rank order."""
         return [np.flatnonzero(self.levels == lv) for lv in range(self.height)]

@@ -71,7 +71,7 @@ def arx_round(values):
 
 def _leaf_counts(hist: Histogram, j: int) -> tuple[np.ndarray, np.ndarray]:
     """Distinct leaves of QI j in the data and their record counts."""
-    dense = np.bincount(hist.codes[:, j], hist.counts, minlength=hist.hierarchies[j].size)
+    dense = np.bincount(hist.codes[:, j], hist.weights, minlength=hist.hierarchies[j].size)
     leaves = np.flatnonzero(dense)
     return leaves, dense[leaves]
 

@@ -40,19 +40,32 @@ def output_query(
         generalized[name] = exp.column("generalized", alias)
     suppressed = None
     if run_id is not None:
-        key = exp.Array(expressions=[generalized[n] for n in qis])
+        # the suppressed classes' label lists, spread into one column per QI: a join on
+        # plain columns is faster than building a list key for every row (sqlglot's index
+        # is 0-based and shifted for 1-based dialects such as DuckDB)
+        classes = (
+            exp.select(
+                *[
+                    exp.alias_(
+                        exp.Bracket(this=exp.column("class"), expressions=[exp.Literal.number(j)]),
+                        f"k{j}",
+                    )
+                    for j in range(len(qis))
+                ]
+            )
+            .from_("anonsql_suppressed")
+            .where(exp.column("run_id").eq(exp.convert(run_id)))
+        )
+        on = exp.and_(*[exp.column(f"k{j}", "sup").eq(generalized[n]) for j, n in enumerate(qis)])
         q = q.join(
-            exp.alias_(exp.to_table("anonsql_suppressed"), "sup", table=True),
-            on=exp.and_(
-                exp.column("run_id", "sup").eq(exp.convert(run_id)),
-                exp.column("class", "sup").eq(key),
-            ),
+            exp.alias_(classes.subquery(), "sup", table=True),
+            on=on,
             join_type="left",
             copy=False,
         )
-        suppressed = exp.column("run_id", "sup").is_(exp.null()).not_()
+        suppressed = exp.column("k0", "sup").is_(exp.null()).not_()
         if drop_suppressed:
-            q = q.where(exp.column("run_id", "sup").is_(exp.null()), copy=False)
+            q = q.where(exp.column("k0", "sup").is_(exp.null()), copy=False)
     for c in columns:
         if c in generalized:
             value = generalized[c]

@@ -50,14 +50,15 @@ class NodeEvaluator:
         lattice: Lattice,
         requirements: Requirements,
         quality: QualityModel,
-        cache_cells: int = 40_000_000,
+        cache_bytes: int = 512 << 20,
     ) -> None:
         self.hist = hist
         self.lattice = lattice
         self.requirements = requirements
         self.quality = quality
         self.checked = 0
-        self.cache_cells = cache_cells
+        #: partitions beyond the base one are evicted (least recently used) past this size
+        self.cache_bytes = cache_bytes
         # the cache of partitions, with its keys, levels and class counts kept as arrays so
         # finding the cheapest specialization to roll up from is one vectorized scan
         self._parts: dict[int, Partition] = {}
@@ -68,15 +69,28 @@ class NodeEvaluator:
         self._classes = np.zeros(cap, dtype=np.int64)
         self._used = np.zeros(cap, dtype=np.int64)
         self._tick = 0
-        self._cells = 0
+        self._bytes = 0
+        #: the node every later roll-up can start from; never evicted
+        self.base = 0
         self._store(0, Partition.from_histogram(hist, tuple([0] * lattice.m)))
 
     @staticmethod
     def _size(part: Partition) -> int:
-        cells = part.classes * (part.codes.shape[1] + 1)
-        if part.pair_class is not None:
-            cells += 3 * len(part.pair_class)
-        return cells
+        arrays = (part.codes, part.sizes, part.pair_class, part.pair_value, part.pair_count)
+        return sum(a.nbytes for a in arrays if a is not None)
+
+    def rebase(self, levels) -> None:
+        """Make the node at ``levels`` the base and drop the bottom partition: a search
+        that knows every node it will check lies above ``levels`` (e.g. after a projection
+        sieve) rolls up from this smaller partition instead of the near-unique bottom, and
+        the bottom's memory is freed. A node below the base is still served, from the
+        histogram."""
+        node = self.lattice.node(tuple(int(x) for x in levels))
+        if node == self.base:
+            return
+        self.partition(node)
+        old, self.base = self.base, node
+        self._evict(old)
 
     def _store(self, node: int, part: Partition) -> None:
         free = np.flatnonzero(self._keys < 0)
@@ -95,14 +109,16 @@ class NodeEvaluator:
         self._used[slot] = self._tick
         self._parts[node] = part
         self._slot[node] = slot
-        self._cells += self._size(part)
-        while self._cells > self.cache_cells and len(self._parts) > 1:
-            valid = (self._keys >= 0) & (self._keys != 0)  # keep the bottom partition
+        self._bytes += self._size(part)
+        base = self._size(self._parts[self.base]) if self.base in self._parts else 0
+        while self._bytes - base > self.cache_bytes and len(self._parts) > 2:
+            valid = (self._keys >= 0) & (self._keys != self.base) & (self._keys != node)
             victim = int(np.flatnonzero(valid)[np.argmin(self._used[valid])])
-            old = int(self._keys[victim])
-            self._cells -= self._size(self._parts.pop(old))
-            del self._slot[old]
-            self._keys[victim] = -1
+            self._evict(int(self._keys[victim]))
+
+    def _evict(self, node: int) -> None:
+        self._bytes -= self._size(self._parts.pop(node))
+        self._keys[self._slot.pop(node)] = -1
 
     def partition(self, node: int) -> Partition:
         self._tick += 1
@@ -110,12 +126,15 @@ class NodeEvaluator:
             self._used[self._slot[node]] = self._tick
             return self._parts[node]
         levels = self.lattice.levels[node]
+        target = tuple(int(x) for x in levels)
         ok = (self._keys >= 0) & (self._levels <= levels).all(axis=1)
         slots = np.flatnonzero(ok)
-        slot = int(slots[np.argmin(self._classes[slots])])
-        self._used[slot] = self._tick
-        source = self._parts[int(self._keys[slot])]
-        part = source.rollup(self.hist, tuple(int(x) for x in levels))
+        if len(slots):
+            slot = int(slots[np.argmin(self._classes[slots])])
+            self._used[slot] = self._tick
+            part = self._parts[int(self._keys[slot])].rollup(self.hist, target)
+        else:  # below the base: from the histogram
+            part = Partition.from_histogram(self.hist, target)
         self._store(node, part)
         return part
 

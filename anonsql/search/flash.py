@@ -68,6 +68,12 @@ class Flash(Search):
 
         supp_lb = self._presieve(hist, requirements)
         self.presieved = int((self.status == NOT_ANONYMOUS).sum())
+        # every node checked from here on lies above a node the sieve left open (path
+        # checks climb upwards), so their meet is a floor for all roll-ups: starting them
+        # there instead of at the near-unique bottom is what keeps large tables fast
+        open_nodes = self.status != NOT_ANONYMOUS
+        if open_nodes.any():
+            self.ev.rebase(lat.levels[open_nodes].min(axis=0))
         ks = [m.k for m in requirements.models if isinstance(m, KAnonymity)]
         self.k = max(ks) if ks else 0
         # records a checked generalization proves suppressed in each node (see _check)
@@ -160,7 +166,7 @@ class Flash(Search):
         hs = hist.hierarchies
         # one-QI and two-QI marginals of the histogram
         for j in range(m):
-            dense = np.bincount(hist.codes[:, j], hist.counts, minlength=hs[j].size)
+            dense = np.bincount(hist.codes[:, j], hist.weights, minlength=hs[j].size)
             leaves = np.flatnonzero(dense)
             cnt = dense[leaves]
             table = np.zeros(hs[j].height)
@@ -176,7 +182,7 @@ class Flash(Search):
                     if span > 4_000_000:
                         continue
                     pair = hist.codes[:, a] * hs[b].size + hist.codes[:, b]
-                    dense = np.bincount(pair, hist.counts, minlength=span)
+                    dense = np.bincount(pair, hist.weights, minlength=span)
                     keys = np.flatnonzero(dense)
                     cnt = dense[keys]
                     ca, cb = keys // hs[b].size, keys % hs[b].size
