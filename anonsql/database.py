@@ -23,6 +23,9 @@ class Database:
             path = getattr(backend, "path", None)
             key = str(Path(path).resolve()) if path and path != ":memory:" else None
             lca_udf.register(backend.con, self.hierarchies, key)  # type: ignore[attr-defined]
+            from anonsql.backend.macros import register_macros
+
+            register_macros(backend.con)  # type: ignore[attr-defined]
 
     @classmethod
     def open(cls, path: str | Path = "anonsql.duckdb") -> Database:

@@ -96,7 +96,7 @@ def evaluate_levels(
     population: str | None = None,
     sensitive_hierarchy: str | None = None,
 ) -> Evaluation:
-    from anonsql.anonymize import Spec, validate_columns
+    from anonsql.anonymization import Spec, validate_columns
 
     validate_columns(db, source, Spec(qis=qis, sensitive=sensitive, hierarchies=hierarchies or {}))
     names = [db.hierarchies.resolve(q, (hierarchies or {}).get(q)) for q in qis]
@@ -206,7 +206,7 @@ def check_table(
 ) -> Evaluation:
     """Run the models as SQL over the classes of ``source``. Rows whose QIs are all ``*`` are
     suppressed: they count in the table but no model is tested on them."""
-    from anonsql.anonymize import Spec, validate_columns
+    from anonsql.anonymization import Spec, validate_columns
 
     validate_columns(db, source, Spec(qis=qis, sensitive=sensitive))
     top = None
@@ -272,7 +272,7 @@ def loss_of_tables(
 ) -> dict[str, float]:
     """Seed 004's seven alterations, their mean, the percentages of generalized values and
     of values at the root, and ARX's Loss and Precision of a per-row generalization."""
-    from anonsql.anonymize import Spec, validate_columns
+    from anonsql.anonymization import Spec, validate_columns
 
     validate_columns(db, original, Spec(qis=qis, hierarchies=hierarchies or {}))
     db.backend.require_columns(generalized, qis)

@@ -52,7 +52,7 @@ def best_of(fn, repeat: int):
 
 
 def adult(repeat: int) -> None:
-    from anonsql.anonymize import Spec, anonymize
+    from anonsql.anonymization import Spec, anonymize
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
@@ -177,7 +177,7 @@ def generate(rows: int, path: str) -> None:
 def scale(rows: int, path: str, memory_limit: str) -> None:
     """The measured run, in its own process so peak memory is this workload's alone. The
     data lives in a DuckDB file; DuckDB's buffer pool is capped at ``memory_limit``."""
-    from anonsql.anonymize import Spec, anonymize
+    from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
 
     db = Database.open(path)

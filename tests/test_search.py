@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymize import Spec, anonymize
+from anonsql.anonymization import Spec, anonymize
 from anonsql.data.histogram import Histogram
 from anonsql.database import Database
 from anonsql.errors import InputError

@@ -304,7 +304,7 @@ def model_options(fn: Callable) -> Callable:
 
 
 def _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy, **extra):
-    from anonsql.anonymize import Spec
+    from anonsql.anonymization import Spec
 
     return Spec(
         qis=split_list(qi),
@@ -368,7 +368,7 @@ def check(
 ) -> None:
     """Check privacy models on TABLE's classes and print risk figures; exit 1 when a
     requested model does not hold."""
-    from anonsql.anonymize import build_models
+    from anonsql.anonymization import build_models
     from anonsql.errors import InputError
     from anonsql.evaluate import check_table, evaluate_levels
 
@@ -505,7 +505,7 @@ def anonymize(
     """Find the optimal generalization of TABLE and materialize it as --out."""
     import json
 
-    from anonsql.anonymize import anonymize as run
+    from anonsql.anonymization import anonymize as run
 
     spec = _spec(
         qi,
@@ -583,6 +583,95 @@ def _print_result(r) -> None:
         )
 
 
+@cli.command("sql")
+@click.argument("statements", required=False)
+@click.option("-f", "--file", "sql_file", type=click.Path(dir_okay=False), help="Read a file.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@db_option
+@friendly
+def sql_cmd(statements: str | None, sql_file: str | None, as_json: bool, db_path: str) -> None:
+    """Run SQL: DuckDB statements and anonymization statements (ANONYMIZE TABLE ... INTO ...
+    WITH (...), or CREATE VIEW ... AS SELECT ... WITH ANONYMIZATION (...))."""
+    from pathlib import Path
+
+    from anonsql.connection import Connection, split_statements
+    from anonsql.errors import InputError
+
+    if bool(statements) == bool(sql_file):
+        raise InputError("give the statements or -f FILE (one of them)")
+    text = statements if statements else Path(sql_file).read_text(encoding="utf-8")
+    con = Connection(open_db(db_path))
+    for sql, anonymization in split_statements(text):
+        if anonymization:
+            run = con.run_anonymization(sql)
+            _echo_result(run.result, as_json)
+        else:
+            _echo_relation(con.duckdb.sql(sql), as_json)
+
+
+def _echo_relation(relation, as_json: bool) -> None:
+    if relation is None:
+        return
+    if as_json:
+        click.echo(relation.df().to_json(orient="records", date_format="iso"))
+        return
+    click.echo(str(relation))
+
+
+def _echo_result(result, as_json: bool) -> None:
+    if as_json:
+        import json
+
+        click.echo(json.dumps(result.summary(), indent=2, default=float))
+    else:
+        _print_result(result)
+
+
+@cli.command("run")
+@click.argument("spec_file", type=click.Path(dir_okay=False))
+@click.option("--db", "db_path", default=None, envvar="ANONSQL_DB", help=DB_HELP + " "
+              "Default: the spec file's 'database', else anonsql.duckdb.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@friendly
+def run_cmd(spec_file: str, db_path: str | None, as_json: bool) -> None:
+    """Run the anonymization a spec file (TOML or JSON) describes."""
+    from anonsql.api import run
+    from anonsql.spec_file import load_spec_file
+
+    spec = load_spec_file(spec_file)
+    db = open_db(db_path or spec.database or "anonsql.duckdb")
+    with _progress(as_json) as progress:
+        result = run(db, spec.table, spec.options, spec.path.parent, progress)
+    _echo_result(result, as_json)
+
+
+@cli.command("install-macros")
+@db_option
+@friendly
+def install_macros_cmd(db_path: str) -> None:
+    """Store anonsql's table macros (anonsql_classes, anonsql_k, anonsql_l, anonsql_t) in the
+    database, for connections that do not go through anonsql (a dbt post-hook, a BI tool)."""
+    from anonsql.backend.macros import install_macros
+
+    names = install_macros(open_db(db_path).backend.con)
+    click.echo("installed " + ", ".join(names))
+
+
+@cli.command()
+@click.argument("run_id", type=int)
+@click.option("--out", "out_dir", default=".", show_default=True, help="Folder for the files.")
+@click.option("--population", help="Population table, for the journalist risk.")
+@db_option
+@friendly
+def report(run_id: int, out_dir: str, population: str | None, db_path: str) -> None:
+    """Write RUN_ID's report as JSON and as a self-contained HTML page."""
+    from anonsql.output.report import build_report, write_report
+
+    paths = write_report(build_report(open_db(db_path), run_id, population), out_dir)
+    for path in paths:
+        click.echo(str(path))
+
+
 @cli.command()
 @click.option("--rows", default=30_000, show_default=True, help="Rows of the demo table.")
 @click.option("--seed", default=7, show_default=True, help="Random seed.")
@@ -592,8 +681,8 @@ def demo(rows: int, seed: int, db_path: str) -> None:
     """Create the seeded census demo table, store its shipped hierarchies, anonymize it
     (5-anonymity and distinct 2-diversity of income, at most 5% suppressed) into the view
     census_anonymized, and show the result."""
-    from anonsql.anonymize import Spec
-    from anonsql.anonymize import anonymize as run
+    from anonsql.anonymization import Spec
+    from anonsql.anonymization import anonymize as run
     from anonsql.demo.setup import DEMO_QIS, setup_demo
 
     db = open_db(db_path)

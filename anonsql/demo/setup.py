@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from anonsql.database import Database
 from anonsql.demo.census import generate
-from anonsql.hierarchy import builders
-from anonsql.hierarchy.loaders import read_arx_csv
+from anonsql.hierarchy.definitions import store_definition
 from anonsql.resources import resource_dir
 
 #: the demo's quasi-identifiers (income is its sensitive attribute)
@@ -28,25 +27,11 @@ def load_manifest_hierarchies(db: Database, folder: str, table: str) -> list[str
     base = resource_dir("hierarchies") / folder
     manifest = json.loads((base / "manifest.json").read_text())
     stored = []
-    for name, spec in manifest["hierarchies"].items():
-        if "file" in spec:
-            h = read_arx_csv(name, base / spec["file"])
-            h.source = f"anonsql:hierarchies/{folder}/{spec['file']}"
-        else:
-            options = {k: v for k, v in spec.items() if k not in ("builder", "range", "column")}
-            if "range" in spec:
-                lo, hi = spec["range"]
-                values = list(range(lo, hi + 1))
-            else:
-                col = db.backend.quote(spec.get("column", name))
-                rows = db.backend.fetchall(
-                    f"SELECT DISTINCT CAST({col} AS VARCHAR) FROM {db.backend.quote(table)} "
-                    f"ORDER BY 1"
-                )
-                values = [r[0] for r in rows]
-            h = builders.build(name, spec["builder"], values, **options)
-        db.hierarchies.save(h)
-        stored.append(name)
+    for name, definition in manifest["hierarchies"].items():
+        label = (
+            f"anonsql:hierarchies/{folder}/{definition['file']}" if "file" in definition else None
+        )
+        stored.append(store_definition(db, name, definition, base, table, label))
     return stored
 
 

@@ -58,6 +58,7 @@ class Spec:
     drop_suppressed: bool = False
     solutions: bool = False  # also resolve and score every minimal anonymous node
     replace: bool = False  # replace an existing relation anonsql did not create
+    columns: list[str] | None = None  # columns of the output (default: all the source's)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -104,6 +105,12 @@ def validate_columns(db: Database, source: str, spec: Spec) -> list[str]:
     unknown = sorted(set(spec.hierarchies) - set(spec.qis))
     if unknown:
         raise InputError(f"--hierarchy names a column that is not a QI: {', '.join(unknown)}")
+    if spec.columns is not None:
+        db.backend.require_columns(source, list(spec.columns))
+        dupes = sorted({c for c in spec.columns if spec.columns.count(c) > 1})
+        if dupes:
+            raise InputError(f"output column(s) named twice: {', '.join(map(repr, dupes))}")
+        return list(spec.columns)
     return cols
 
 
@@ -211,6 +218,7 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
             measures,
             timings,
             models,
+            per_qi,
         )
         timings["materialize"] = time.perf_counter() - t2
     timings["total"] = time.perf_counter() - t0
@@ -258,6 +266,7 @@ def _write(
     measures,
     timings,
     models,
+    per_qi,
 ) -> int:
     backend = db.backend
     prov = Provenance(backend)
@@ -298,7 +307,12 @@ def _write(
             algorithm=result.algorithm,
             parameters=params,
             levels=dict(zip(spec.qis, levels, strict=True)),
-            measures={"score": result.optimum.score, "metric": spec.metric, **measures},
+            measures={
+                "score": result.optimum.score,
+                "metric": spec.metric,
+                **measures,
+                "per_qi": per_qi,
+            },
             timings={k: round(v, 6) for k, v in timings.items()},
             checked=result.checked,
             lattice_size=result.lattice_size,

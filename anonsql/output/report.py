@@ -1,0 +1,318 @@
+"""Reports of a run: what was asked, what was done, how private and how useful the output
+is. :func:`build_report` gathers the figures (from the provenance tables and the output
+relation, in SQL); :func:`write_report` writes them as JSON and as one self-contained HTML
+page with inline SVG charts (no scripts, no external files).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from anonsql.backend.sql_templates import column, table
+from anonsql.errors import InputError
+
+#: upper bounds of the prosecutor-risk buckets of the risk distribution
+RISK_BOUNDS = (0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+
+
+def build_report(db, run_id: int, population: str | None = None) -> dict[str, Any]:
+    be = db.backend
+    if not be.table_exists("anonsql_runs"):
+        raise InputError("this database has no anonsql runs")
+    df = be.fetch_df("SELECT * FROM anonsql_runs WHERE run_id = ?", [run_id])
+    if df.empty:
+        known = [r[0] for r in be.fetchall("SELECT run_id FROM anonsql_runs ORDER BY 1")]
+        raise InputError(f"no run {run_id}; the runs are {known}")
+    row = df.iloc[0]
+    params = json.loads(row["parameters"])
+    levels = json.loads(row["levels"]) if row["levels"] else {}
+    measures = json.loads(row["measures"]) if row["measures"] else {}
+    output = row["output"]
+    if not output or not be.relation_kind(output):
+        raise InputError(f"run {run_id}'s output {output!r} no longer exists")
+    qis = list(levels)
+    sizes = _class_sizes(be, output, qis)
+    records = sum(s * c for s, c in sizes)
+    suppressed = be.fetchall(
+        "SELECT COALESCE(SUM(size), 0) FROM anonsql_classes(?, ?) WHERE suppressed", [output, qis]
+    )[0][0]
+    report: dict[str, Any] = {
+        "run_id": int(run_id),
+        "created_at": str(row["created_at"]),
+        "source": row["source"],
+        "output": output,
+        "materialize": row["materialize"],
+        "algorithm": row["algorithm"],
+        "parameters": params,
+        "transformation": levels,
+        "measures": measures,
+        "timings": json.loads(row["timings"]) if row["timings"] else {},
+        "nodes_checked": _int(row["nodes_checked"]),
+        "lattice_size": _int(row["lattice_size"]),
+        "class_sizes": [{"size": s, "classes": c} for s, c in sizes],
+        "risk": _risk(sizes, records, int(suppressed)),
+        "loss_per_qi": measures.get("per_qi"),
+        "solutions": _solutions(be, run_id),
+    }
+    if population is not None:
+        report["risk"]["journalist"] = _journalist(db, output, population, qis, params)
+    return report
+
+
+def _int(v: Any) -> int | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+
+
+def _class_sizes(be, output: str, qis: list[str]) -> list[tuple[int, int]]:
+    """(class size, number of classes), suppressed records (every QI '*') left out."""
+    rows = be.fetchall(
+        "SELECT size, COUNT(*) FROM anonsql_classes(?, ?) WHERE NOT suppressed "
+        "GROUP BY size ORDER BY size",
+        [output, qis],
+    )
+    return [(int(s), int(c)) for s, c in rows]
+
+
+def _risk(sizes: list[tuple[int, int]], records: int, suppressed: int) -> dict[str, Any]:
+    """Prosecutor risk of a record is 1 / its class size (suppressed records carry none);
+    the marketer risk is the expected share of all records re-identified, classes / rows
+    (El Emam's measures, as in ARX and ``anonsql.metrics.risk``)."""
+    if not records:
+        return {"records": 0}
+    classes = sum(c for _, c in sizes)
+    buckets = [0] * len(RISK_BOUNDS)
+    for size, count in sizes:
+        r = 1.0 / size
+        i = next(i for i, b in enumerate(RISK_BOUNDS) if r <= b)
+        buckets[i] += size * count
+    return {
+        "records": records,
+        "suppressed_records": suppressed,
+        "prosecutor_max": 1.0 / sizes[0][0],
+        "prosecutor_avg": classes / records,
+        "marketer": classes / (records + suppressed),
+        "records_at_highest_risk": sizes[0][0] * sizes[0][1],
+        "distribution": [
+            {"risk_up_to": b, "records": n} for b, n in zip(RISK_BOUNDS, buckets, strict=True)
+        ],
+    }
+
+
+def _journalist(db, output: str, population: str, qis: list[str], params) -> dict[str, Any]:
+    """Journalist risk: 1 / the size of a record's class in the population, the population
+    generalized with the run's transformation (the output's labels)."""
+    from anonsql.output.materialize import output_query
+
+    be = db.backend
+    be.require_columns(population, qis)
+    names = [params.get("hierarchies", {}).get(q, q) for q in qis]
+    levels_row = be.fetchall(
+        "SELECT levels FROM anonsql_runs WHERE output = ? ORDER BY run_id DESC LIMIT 1",
+        [output],
+    )
+    levels = json.loads(levels_row[0][0])
+    gen = output_query(be.dialect, population, qis, qis, names, [levels[q] for q in qis], None)
+    pop = (
+        exp.select(*[column(q) for q in qis], exp.alias_(exp.Count(this=exp.Star()), "n"))
+        .from_(exp.alias_(gen.subquery(), "p", table=True))
+        .group_by(*[column(q) for q in qis])
+    )
+    sample = (
+        exp.select(*[column(q) for q in qis], exp.alias_(exp.Count(this=exp.Star()), "m"))
+        .from_(table(output))
+        .group_by(*[column(q) for q in qis])
+    )
+    on = exp.and_(*[column(q, "s").eq(column(q, "p")) for q in qis])
+    pop_n = column("n", "p")
+    risk = exp.Div(this=exp.Literal.number(1.0), expression=pop_n)
+    hits = exp.Div(this=column("m", "s"), expression=pop_n)
+    query = (
+        exp.select(
+            exp.alias_(exp.Max(this=risk), "mx"),
+            exp.alias_(exp.Sum(this=hits), "hits"),
+            exp.alias_(exp.Sum(this=column("m", "s")), "records"),
+        )
+        .from_(exp.alias_(sample.subquery(), "s", table=True))
+        .join(exp.alias_(pop.subquery(), "p", table=True), on=on)
+    )
+    mx, hits, records = be.fetchall(query)[0]
+    if not records:
+        return {"population": population, "max": None, "avg": None}
+    return {"population": population, "max": float(mx), "avg": float(hits) / float(records)}
+
+
+def _solutions(be, run_id: int) -> list[dict[str, Any]]:
+    if not be.table_exists("anonsql_solutions"):
+        return []
+    df = be.fetch_df(
+        "SELECT transformation, levels, score, suppressed_rows, classes, minimal, optimal "
+        "FROM anonsql_solutions WHERE run_id = ? ORDER BY score",
+        [run_id],
+    )
+    out = []
+    for r in df.to_dict("records"):
+        r["levels"] = [int(x) for x in r["levels"]]
+        r["score"] = float(r["score"])
+        for k in ("suppressed_rows", "classes"):
+            r[k] = int(r[k])
+        for k in ("minimal", "optimal"):
+            r[k] = bool(r[k])
+        out.append(r)
+    return out
+
+
+# -- HTML --------------------------------------------------------------------------------------
+def write_report(report: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"anonsql_run_{report['run_id']}"
+    json_path = folder / f"{stem}.json"
+    html_path = folder / f"{stem}.html"
+    json_path.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+    html_path.write_text(render_html(report), encoding="utf-8")
+    return json_path, html_path
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def bar_chart(labels: list[str], values: list[float], title: str, fmt: str = "{:g}") -> str:
+    """A horizontal bar chart as inline SVG."""
+    if not values:
+        return f"<p><em>{_e(title)}: nothing to show</em></p>"
+    top = max(values) or 1.0
+    row, label_w, bar_w = 22, 170, 380
+    height = row * len(values) + 30
+    parts = [
+        f'<svg role="img" aria-label="{_e(title)}" width="{label_w + bar_w + 90}" '
+        f'height="{height}" xmlns="http://www.w3.org/2000/svg">',
+        f'<text x="0" y="14" font-weight="bold">{_e(title)}</text>',
+    ]
+    for i, (lab, v) in enumerate(zip(labels, values, strict=True)):
+        y = 24 + i * row
+        w = bar_w * (v / top)
+        parts.append(f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">{_e(lab)}</text>')
+        parts.append(
+            f'<rect x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{row - 6}" fill="#4a78b5">'
+            f"<title>{_e(lab)}: {_e(fmt.format(v))}</title></rect>"
+        )
+        parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 14}">{_e(fmt.format(v))}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def scatter(points: list[dict[str, Any]], title: str) -> str:
+    """Anonymous transformations: generalization (sum of levels) against score; the
+    optimum in red, minimal anonymous ones filled."""
+    if not points:
+        return "<p><em>No solution space was recorded (run with --solution-space).</em></p>"
+    w, h, pad = 560, 300, 45
+    xs = [sum(p["levels"]) for p in points]
+    ys = [p["score"] for p in points]
+    x0, x1 = min(xs), max(xs) or 1
+    y0, y1 = min(ys), max(ys)
+    sx = (w - 2 * pad) / ((x1 - x0) or 1)
+    sy = (h - 2 * pad) / ((y1 - y0) or 1)
+    parts = [
+        f'<svg role="img" aria-label="{_e(title)}" width="{w}" height="{h}" '
+        f'xmlns="http://www.w3.org/2000/svg">',
+        f'<text x="{pad}" y="16" font-weight="bold">{_e(title)}</text>',
+        f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#888"/>',
+        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="#888"/>',
+        f'<text x="{w / 2}" y="{h - 8}" text-anchor="middle">sum of generalization levels</text>',
+        f'<text x="{pad - 4}" y="{h - pad}" text-anchor="end">{y0:.3g}</text>',
+        f'<text x="{pad - 4}" y="{pad + 4}" text-anchor="end">{y1:.3g}</text>',
+    ]
+    for p, x, y in zip(points, xs, ys, strict=True):
+        cx = pad + (x - x0) * sx
+        cy = h - pad - (y - y0) * sy
+        color = "#c0392b" if p["optimal"] else "#4a78b5"
+        fill = color if p["minimal"] or p["optimal"] else "none"
+        r = 6 if p["optimal"] else 4
+        parts.append(
+            f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r}" stroke="{color}" fill="{fill}">'
+            f"<title>{_e(p['transformation'])}: {p['score']:.6g}, {p['suppressed_rows']} "
+            f"suppressed</title></circle>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def render_html(r: dict[str, Any]) -> str:
+    m = r["measures"]
+    risk = r["risk"]
+    p = r["parameters"]
+    goal = ", ".join(p.get("models") or [])
+    rows = [
+        ("source → output", f"{r['source']} → {r['output']} ({r['materialize']})"),
+        ("privacy goal", f"{goal}; at most {p.get('suppression', 0):.1%} suppressed"),
+        ("transformation", ", ".join(f"{q} = {lv}" for q, lv in r["transformation"].items())),
+        ("classes", m.get("classes")),
+        ("suppressed records", f"{m.get('suppressed_rows')} ({m.get('suppressed_share', 0):.2%})"),
+        ("smallest class", m.get("min_class_size")),
+        ("prosecutor risk (max / avg)", _pair(risk.get("prosecutor_max"),
+                                              risk.get("prosecutor_avg"))),
+        ("marketer risk", _num(risk.get("marketer"))),
+        ("quality", f"{m.get('metric')} = {_num(m.get('score'))}"),
+        ("search", f"{r['algorithm']}: {r['nodes_checked']} of {r['lattice_size']} nodes checked"),
+    ]  # fmt: skip
+    if "journalist" in risk:
+        j = risk["journalist"]
+        rows.append(
+            (f"journalist risk vs {j['population']} (max / avg)", _pair(j["max"], j["avg"]))
+        )
+    table_html = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+    sizes = r["class_sizes"]
+    size_chart = bar_chart(
+        [f"size {s['size']}" for s in sizes[:25]],
+        [s["classes"] for s in sizes[:25]],
+        "Classes by size" + (" (25 smallest sizes)" if len(sizes) > 25 else ""),
+    )
+    dist = risk.get("distribution", [])
+    risk_chart = bar_chart(
+        [f"risk ≤ {d['risk_up_to']:g}" for d in dist],
+        [d["records"] for d in dist],
+        "Records by prosecutor re-identification risk",
+    )
+    loss = r.get("loss_per_qi") or {}
+    loss_chart = bar_chart(
+        list(loss), [float(v) for v in loss.values()], f"{m.get('metric')} per QI", "{:.4f}"
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>anonsql run {r["run_id"]}: {_e(r["output"])}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; max-width: 980px; color: #222; }}
+table {{ border-collapse: collapse; margin-bottom: 1.5em; }}
+th, td {{ text-align: left; padding: 4px 12px; border-bottom: 1px solid #ddd; }}
+th {{ color: #555; font-weight: normal; }}
+svg {{ font-size: 12px; display: block; margin: 1em 0 2em; }}
+</style></head><body>
+<h1>anonsql run {r["run_id"]}</h1>
+<p>{_e(r["created_at"])}. How private: the risk figures and the class sizes. How useful:
+the quality score and the loss per QI (0 = data unchanged, 1 = fully generalized).</p>
+<table>{table_html}</table>
+{risk_chart}
+{size_chart}
+{loss_chart}
+{scatter(r["solutions"], "Anonymous transformations by score (red: the optimum)")}
+</body></html>
+"""
+
+
+def _num(v: Any) -> str:
+    return "n/a" if v is None else f"{float(v):.4g}"
+
+
+def _pair(a: Any, b: Any) -> str:
+    return f"{_num(a)} / {_num(b)}"
+
+
+__all__ = ["bar_chart", "build_report", "render_html", "scatter", "write_report"]

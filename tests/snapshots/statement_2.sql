@@ -1,0 +1,1 @@
+ANONYMIZE TABLE census INTO c WITH (k = 3, qi = (age), hierarchy = (age = 'age'), metric = 'nllm', materialize = 'table', drop_suppressed = TRUE, solutions = FALSE, t = 0.4, t_variant = 'ordered-emd', c = -1.5)
