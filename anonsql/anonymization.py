@@ -5,7 +5,7 @@ classes, the solution space and the provenance row are written in one transactio
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -50,8 +50,9 @@ class Spec:
     t_variant: str = "equal-emd"
     sensitive_hierarchy: str | None = None
     suppression: float = 0.0
-    metric: str = "loss"
-    algorithm: str = "flash"
+    metric: str | None = None  # default: "loss" (lattice), "nllm" (greedy)
+    algorithm: str = "flash"  # flash, exhaustive, or greedy (seed 004's GAA)
+    strategy: str = "s1"  # GAA's merging strategy (seed 004 Def. 17)
     hierarchies: dict[str, str] = field(default_factory=dict)
     output: str | None = None
     materialize: str = "view"
@@ -144,6 +145,16 @@ class Result:
         return db.backend.fetch_df(f"SELECT * FROM {db.backend.quote(self.output)}")
 
 
+def _check_existing_output(db: Database, spec: Spec) -> None:
+    if spec.output is not None and db.backend.table_exists(spec.output) and not spec.replace:
+        prov = Provenance(db.backend)
+        if not prov.produced(spec.output):
+            raise InputError(
+                f"{spec.output!r} exists and was not written by anonsql; drop it, choose "
+                f"another name, or pass replace"
+            )
+
+
 def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None = None) -> Result:
     """Search the lattice and (when ``spec.output`` is set) materialize the optimum."""
     timings: dict[str, float] = {}
@@ -151,6 +162,13 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     columns = validate_columns(db, source, spec)
     if spec.output is not None:
         check_output_name(spec.output, source)
+    if spec.algorithm == "greedy":
+        from anonsql.greedy.run import anonymize_greedy
+
+        names = [db.hierarchies.resolve(q, spec.hierarchies.get(q)) for q in spec.qis]
+        _check_existing_output(db, spec)
+        return anonymize_greedy(db, source, spec, columns, names, progress, t0, timings)
+    spec = replace(spec, metric=spec.metric or "loss")
     search = make_search(spec.algorithm)
     models = build_models(spec)
     quality = quality_model(spec.metric)
@@ -165,13 +183,7 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     requirements = Requirements(models, spec.suppression, sens_h)
     if requirements.needs_sensitive and spec.sensitive is None:
         raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
-    if spec.output is not None and db.backend.table_exists(spec.output) and not spec.replace:
-        prov = Provenance(db.backend)
-        if not prov.produced(spec.output):
-            raise InputError(
-                f"{spec.output!r} exists and was not written by anonsql; drop it, choose "
-                f"another name, or pass replace"
-            )
+    _check_existing_output(db, spec)
     hist = Histogram.from_database(db, source, spec.qis, names, spec.sensitive)
     if hist.rows == 0:
         raise InputError(f"table {source!r} is empty")

@@ -28,6 +28,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "suppression": ("suppression", "number"),
     "metric": ("metric", "str"),
     "algorithm": ("algorithm", "str"),
+    "strategy": ("strategy", "str"),
     "hierarchy": ("hierarchies", "mapping"),
     "output": ("output", "str"),
     "materialize": ("materialize", "str"),

@@ -3,6 +3,7 @@ tests hold the library to. Written from the definitions, sharing no code with an
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -107,3 +108,135 @@ def generalize(df: pd.DataFrame, qis: list[str], rows_per_qi: list[list[list[str
         mapping = {r[0]: r[lv] for r in rows}
         out[q] = out[q].astype(str).map(mapping)
     return out
+
+
+# -- GAA (seed 004, Algorithm 1 and Definition 17), written from the paper with plain loops --
+def _tree(rows):
+    """Nodes as (level, label) with ids in level-major order of first appearance, parents,
+    and the leaves below each node."""
+    depth = len(rows[0])
+    ids, parent, leaves = {}, {}, {}
+    for lv in range(depth):
+        for r in rows:
+            ids.setdefault((lv, r[lv]), len(ids))
+    for r in rows:
+        for lv in range(depth):
+            node = (lv, r[lv])
+            leaves.setdefault(node, set()).add(r[0])
+            if lv + 1 < depth:
+                parent[node] = (lv + 1, r[lv + 1])
+    return ids, parent, leaves, depth
+
+
+def _path(node, parent):
+    out = [node]
+    while out[-1] in parent:
+        out.append(parent[out[-1]])
+    return out
+
+
+def gaa(df, qis, rows_per_qi, k, metric="total", strategy="s1", s=None, l_value=None, t=None):
+    """Returns {row index: generalized (level, label) tuple}."""
+    trees = [_tree(rows) for rows in rows_per_qi]
+
+    def weight(j, x, y):  # edge x -> parent y, Total or NCP (seed 004 section 3.2.1)
+        _ids, parent, leaves, depth = trees[j]
+        if metric == "total":
+            return (y[0] - x[0]) / (depth - 1)
+        root = _path(x, parent)[-1]
+        return (len(leaves[y]) - len(leaves[x])) / len(leaves[root])
+
+    def cost(j, v, w):  # Definition 4: sum of the weights on the path from v up to w
+        path = _path(v, trees[j][1])
+        total = 0.0
+        for a, b in itertools.pairwise(path):
+            if a == w:
+                break
+            total += weight(j, a, b)
+        return total
+
+    def lca(j, a, b):
+        pb = set(_path(b, trees[j][1]))
+        return next(x for x in _path(a, trees[j][1]) if x in pb)
+
+    def mu(a, b):  # Definition 6 on the classes' records
+        return sum(cost(j, a[j], lca(j, a[j], b[j])) + cost(j, b[j], lca(j, a[j], b[j]))
+                   for j in range(len(qis)))  # fmt: skip
+
+    sens = list(df[s]) if s is not None else None
+    overall = {}
+    if sens is not None:
+        for v in sens:
+            overall[v] = overall.get(v, 0) + 1 / len(sens)
+
+    def ldiv(members):
+        counts = {}
+        for i in members:
+            counts[sens[i]] = counts.get(sens[i], 0) + 1
+        return math.exp(
+            -sum(c / len(members) * math.log(c / len(members)) for c in counts.values())
+        )
+
+    def tclo(members):
+        counts = {}
+        for i in members:
+            counts[sens[i]] = counts.get(sens[i], 0) + 1
+        return sum(abs(counts.get(v, 0) / len(members) - p) for v, p in overall.items())
+
+    def bad(members):
+        return (len(members) < k
+                or (l_value is not None and ldiv(members) < l_value * (1 - 1e-12))
+                or (t is not None and tclo(members) > t * (1 + 1e-12) + 1e-15))  # fmt: skip
+
+    classes = {}
+    for i in range(len(df)):
+        key = tuple((0, str(df[q].iloc[i])) for q in qis)
+        classes.setdefault(key, []).append(i)
+
+    def idkey(key):
+        return tuple(trees[j][0][key[j]] for j in range(len(qis)))
+
+    def best(cands, f, maximize=False):
+        vals = {c: f(c) for c in cands}
+        top = max(vals.values()) if maximize else min(vals.values())
+        tol = 1e-12 * max(1.0, abs(top))
+        return [c for c in cands if (vals[c] >= top - tol if maximize else vals[c] <= top + tol)]
+
+    while True:
+        violating = [c for c in classes if bad(classes[c])]
+        if not violating:
+            break
+        cs = min(violating, key=lambda c: (len(classes[c]), idkey(c)))
+        others = [c for c in classes if c != cs]
+
+        def merged(c, cs=cs):
+            return classes[cs] + classes[c]
+
+        def m_cost(c, cs=cs):
+            return mu(cs, c)
+
+        def m_l(c):
+            return ldiv(merged(c))
+
+        def m_t(c):
+            return tclo(merged(c))
+
+        if strategy == "s1":
+            chosen = best(others, m_cost)
+        elif strategy == "s2":
+            chosen = best(best(others, m_cost), m_l, maximize=True)
+        elif strategy == "s3":
+            chosen = best(best(others, m_l, maximize=True), m_cost)
+        elif strategy == "s4":
+            chosen = best(others, lambda c: m_cost(c) / m_l(c))
+        elif strategy == "s5":
+            chosen = best(best(others, m_cost), m_t)
+        elif strategy == "s6":
+            chosen = best(best(others, m_t), m_cost)
+        else:  # s7
+            chosen = best(others, lambda c: m_cost(c) * m_t(c))
+        partner = min(chosen, key=idkey)
+        new = tuple(lca(j, cs[j], partner[j]) for j in range(len(qis)))
+        members = classes.pop(cs) + classes.pop(partner)
+        classes[new] = classes.get(new, []) + members
+    return {i: key for key, members in classes.items() for i in members}

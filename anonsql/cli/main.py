@@ -457,13 +457,24 @@ def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path
 )
 @click.option(
     "--metric",
-    default="loss",
-    show_default=True,
-    help="Quality model: loss, precision, height, entropy, entropy-nm, aecs, dm, "
-    "dm-star, or seed 004's distortion, ncp, total, llm, nllm, wllm, wnllm.",
+    default=None,
+    help="Quality model: loss (default), precision, height, entropy, entropy-nm, aecs, dm, "
+    "dm-star, or seed 004's distortion, ncp, total, llm, nllm, wllm, wnllm (with greedy: "
+    "one of those seven, default nllm).",
 )
 @click.option(
-    "--algorithm", default="flash", show_default=True, type=click.Choice(["flash", "exhaustive"])
+    "--algorithm",
+    default="flash",
+    show_default=True,
+    type=click.Choice(["flash", "exhaustive", "greedy"]),
+    help="flash/exhaustive: optimal full-domain recoding; greedy: seed 004's GAA.",
+)
+@click.option(
+    "--strategy",
+    default="s1",
+    show_default=True,
+    type=click.Choice(["s1", "s2", "s3", "s4", "s5", "s6", "s7", "ldiv", "tclo"]),
+    help="GAA's merging strategy (seed 004 Def. 17; ldiv/tclo: the pure references).",
 )
 @click.option(
     "--hierarchy",
@@ -492,6 +503,7 @@ def anonymize(
     suppression,
     metric,
     algorithm,
+    strategy,
     hierarchy_pairs,
     output,
     materialize,
@@ -514,6 +526,7 @@ def anonymize(
         suppression=suppression,
         metric=metric,
         algorithm=algorithm,
+        strategy=strategy,
         hierarchies=_parse_pairs(hierarchy_pairs, "--hierarchy"),
         output=output,
         materialize=materialize,
@@ -562,9 +575,14 @@ class _progress:
 
 
 def _print_result(r) -> None:
-    click.echo(f"transformation ({r.algorithm}, {r.checked} of {r.lattice_size} nodes checked):")
-    for q, lv in r.levels.items():
-        click.echo(f"  {q}: level {lv}")
+    if r.levels:
+        click.echo(
+            f"transformation ({r.algorithm}, {r.checked} of {r.lattice_size} nodes checked):"
+        )
+        for q, lv in r.levels.items():
+            click.echo(f"  {q}: level {lv}")
+    else:
+        click.echo(f"multidimensional recoding ({r.algorithm}, {r.checked} class merges)")
     m = r.measures
     click.echo(
         f"classes {m['classes']}, suppressed rows {m['suppressed_rows']} "

@@ -18,7 +18,12 @@ class Provenance:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         if not getattr(backend, "_provenance_ready", False):
-            for name in ("create_runs", "create_suppressed", "create_solutions"):
+            for name in (
+                "create_runs",
+                "create_suppressed",
+                "create_solutions",
+                "create_recodings",
+            ):
                 backend.execute(self._t(f"output/{name}"))
             backend._provenance_ready = True  # type: ignore[attr-defined]
 
@@ -52,6 +57,15 @@ class Provenance:
             self._insert_frame(
                 "output/insert_suppressed", pd.DataFrame({"class": keys}), run_id=run_id
             )
+
+    def replace_recodings(
+        self, run_id: int, output: str, original: list[list[str]], generalized: list[list[str]]
+    ) -> None:
+        """The class values of a multidimensional recoding (GAA): each distinct original QI
+        tuple and its generalized labels, read by the output view."""
+        self.backend.execute(self._t("output/delete_recodings_of_output", output=output))
+        frame = pd.DataFrame({"original": original, "generalized": generalized})
+        self._insert_frame("output/insert_recodings", frame, run_id=run_id)
 
     def record_solutions(self, run_id: int, frame: pd.DataFrame) -> None:
         if len(frame):

@@ -1,0 +1,1 @@
+"""Greedy class merging (seed 004's GAA): multidimensional recoding at the LCAs."""
