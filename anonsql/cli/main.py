@@ -663,6 +663,53 @@ def run_cmd(spec_file: str, db_path: str | None, as_json: bool) -> None:
     _echo_result(result, as_json)
 
 
+@cli.command()
+@click.argument("run_id", type=int)
+@click.option(
+    "--kind",
+    type=click.Choice(["proportional", "oneclass", "fillparent", "fillchild"]),
+    default="proportional",
+    show_default=True,
+    help="Seed 000's proportional representation, or one of its Table II baselines.",
+)
+@click.option("--out", "name", help="Name of the view/table (default: <output>_<kind>).")
+@click.option(
+    "--materialize", type=click.Choice(["view", "table"]), default="view", show_default=True
+)
+@db_option
+@friendly
+def represent(run_id: int, kind: str, name: str | None, materialize: str, db_path: str) -> None:
+    """Materialize a data-mining encoding of RUN_ID's output: one column <qi>__<node> per
+    hierarchy node (seed 000)."""
+    from anonsql.output.representation import materialize_representation
+
+    made = materialize_representation(open_db(db_path), run_id, kind, name, materialize)
+    click.echo(f"wrote {materialize} {made!r}")
+
+
+@cli.command()
+@click.argument("run_id", type=int)
+@click.option("--target", required=True, help="Binary column to predict (not a QI).")
+@click.option("--seeds", default=10, show_default=True, help="Training repetitions.")
+@click.option("--json", "as_json", is_flag=True)
+@db_option
+@friendly
+def evaluate(run_id: int, target: str, seeds: int, as_json: bool, db_path: str) -> None:
+    """Data utility of RUN_ID's output for data mining (seed 000): an MLP trained on the
+    original table, AUC-ROC on each encoding of the anonymized table. Needs anonsql[eval]."""
+    import json
+    from dataclasses import asdict
+
+    from anonsql.utility import evaluate_run
+
+    scores = evaluate_run(open_db(db_path), run_id, target, seeds)
+    if as_json:
+        click.echo(json.dumps([asdict(s) for s in scores], indent=2))
+        return
+    for s in sorted(scores, key=lambda s: -s.mean_auc):
+        click.echo(f"{s.representation:12s} AUC-ROC {s.mean_auc:.4f} +- {s.std_auc:.4f}")
+
+
 @cli.command("install-macros")
 @db_option
 @friendly

@@ -149,7 +149,7 @@ def gaa(
     for r, c in enumerate(row_class):
         members[c].append(r)
     counts = overall = None
-    if needs_sens:
+    if hist.sens is not None:  # kept for the l_div / t_clo of the result even with S1
         q = len(hist.sens_labels)
         counts = np.zeros((n, q))
         np.add.at(counts, (bottom.pair_class, bottom.pair_value), bottom.pair_count)

@@ -102,7 +102,7 @@ def _write(db, source, columns, spec, names, hist, result, measures, timings) ->
     hs = hist.hierarchies
     labels = [np.asarray(h.labels, dtype=object) for h in hs]
     seen: set[tuple] = set()
-    original, generalized = [], []
+    original, generalized, node_ids = [], [], []
     for r in range(len(hist.counts)):
         key = tuple(labels[j][hist.codes[r, j]] for j in range(len(hs)))
         if key in seen:  # histogram rows differ by sensitive value only
@@ -111,10 +111,11 @@ def _write(db, source, columns, spec, names, hist, result, measures, timings) ->
         cls = result.row_class[r]
         original.append(list(key))
         generalized.append([labels[j][result.nodes[cls, j]] for j in range(len(hs))])
+        node_ids.append([int(x) for x in result.nodes[cls]])
     with backend.transaction():
         run_id = prov.next_run_id()
         prov.replace_suppressed(run_id, spec.output, [])
-        prov.replace_recodings(run_id, spec.output, original, generalized)
+        prov.replace_recodings(run_id, spec.output, original, generalized, node_ids)
         kind = backend.relation_kind(spec.output)
         if kind is not None and kind != spec.materialize:
             db.drop_relation(spec.output)

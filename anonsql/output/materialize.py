@@ -22,15 +22,22 @@ def output_query(
     levels: list[int],
     run_id: int | None,
     drop_suppressed: bool = False,
+    roots: list[int] | None = None,
 ) -> exp.Select:
-    """SELECT of the anonymized rows. ``run_id`` None: nothing is suppressed."""
+    """SELECT of the anonymized rows. ``run_id`` None: nothing is suppressed.
+
+    With ``roots`` (each hierarchy's root node id) the rows also carry, per QI j, the
+    original value ``__o<j>`` and the generalized node id ``__n<j>`` (the root for
+    suppressed rows): what the data-mining representations are computed from."""
     q = exp.select().from_(exp.alias_(table(source), "s", table=True))
     generalized: dict[str, exp.Expression] = {}
+    nodes: dict[str, exp.Expression] = {}
     for j, (name, h, lv) in enumerate(zip(qis, hierarchy_names, levels, strict=True)):
-        if lv == 0:
+        if lv == 0 and roots is None:
             generalized[name] = exp.cast(column(name, "s"), "VARCHAR")
             continue
         alias = f"m{j}"
+        nodes[name] = exp.column("node", alias)
         level_map = template("hierarchy/level_map", dialect, name=h, level=lv)
         q = q.join(
             exp.alias_(level_map.subquery(), alias, table=True),
@@ -66,6 +73,16 @@ def output_query(
         suppressed = exp.column("k0", "sup").is_(exp.null()).not_()
         if drop_suppressed:
             q = q.where(exp.column("k0", "sup").is_(exp.null()), copy=False)
+    if roots is not None:
+        for j, (name, root) in enumerate(zip(qis, roots, strict=True)):
+            node = nodes[name]
+            if suppressed is not None:
+                node = exp.Case(ifs=[exp.If(this=suppressed, true=exp.convert(root))], default=node)
+            q = q.select(
+                exp.alias_(exp.cast(column(name, "s"), "VARCHAR"), f"__o{j}"),
+                exp.alias_(node, f"__n{j}"),
+                copy=False,
+            )
     for c in columns:
         if c in generalized:
             value = generalized[c]

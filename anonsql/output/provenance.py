@@ -59,12 +59,17 @@ class Provenance:
             )
 
     def replace_recodings(
-        self, run_id: int, output: str, original: list[list[str]], generalized: list[list[str]]
+        self,
+        run_id: int,
+        output: str,
+        original: list[list[str]],
+        generalized: list[list[str]],
+        nodes: list[list[int]],
     ) -> None:
         """The class values of a multidimensional recoding (GAA): each distinct original QI
         tuple and its generalized labels, read by the output view."""
         self.backend.execute(self._t("output/delete_recodings_of_output", output=output))
-        frame = pd.DataFrame({"original": original, "generalized": generalized})
+        frame = pd.DataFrame({"original": original, "generalized": generalized, "nodes": nodes})
         self._insert_frame("output/insert_recodings", frame, run_id=run_id)
 
     def record_solutions(self, run_id: int, frame: pd.DataFrame) -> None:

@@ -11,7 +11,11 @@ from sqlglot import exp
 from anonsql.backend.sql_templates import column, ident, table
 
 
-def recoding_query(source: str, columns: list[str], qis: list[str], run_id: int) -> exp.Select:
+def recoding_query(
+    source: str, columns: list[str], qis: list[str], run_id: int, extras: bool = False
+) -> exp.Select:
+    """SELECT of the recoded rows; with ``extras`` also ``__o<j>`` (original value) and
+    ``__n<j>`` (generalized node id) per QI, as :func:`output_query` gives them."""
     m = len(qis)
 
     # one column per QI out of the label lists (sqlglot's index is 0-based, shifted per
@@ -21,7 +25,7 @@ def recoding_query(source: str, columns: list[str], qis: list[str], run_id: int)
 
     parts = [
         exp.alias_(item(col, j), f"{p}{j}")
-        for col, p in (("original", "o"), ("generalized", "g"))
+        for col, p in (("original", "o"), ("generalized", "g"), ("nodes", "n"))
         for j in range(m)
     ]
     rec = (
@@ -40,6 +44,13 @@ def recoding_query(source: str, columns: list[str], qis: list[str], run_id: int)
         .from_(exp.alias_(table(source), "s", table=True))
         .join(exp.alias_(rec.subquery(), "r", table=True), on=on)
     )
+    if extras:
+        for j, name in enumerate(qis):
+            q = q.select(
+                exp.alias_(exp.cast(column(name, "s"), "VARCHAR"), f"__o{j}"),
+                exp.alias_(exp.column(f"n{j}", "r"), f"__n{j}"),
+                copy=False,
+            )
     for c in columns:
         value = exp.column(f"g{qis.index(c)}", "r") if c in qis else column(c, "s")
         q = q.select(exp.alias_(value, ident(c)), copy=False)

@@ -1,0 +1,248 @@
+"""Data-mining encodings of an anonymized output (seed 000): the proportional representation
+and the three baselines of its Table II.
+
+For each QI and each node ``val`` of its hierarchy there is one column ``<qi>__<val>``:
+
+* ``proportional`` - |S(Q, val)| / |C| (seed 000, equation 1): the share of the records of the
+  row's equivalence class whose *original* value is ``val`` or lies below it, computed in SQL
+  from the source rows, each row's class and the closure table;
+* ``oneclass`` - 1 where the row's generalized value is ``val``;
+* ``fillparent`` - 1 where ``val`` is the generalized value or one of its ancestors;
+* ``fillchild`` - 1 where ``val`` is the generalized value or lies below it.
+
+Column names: ``<qi>__<label>``; a label that occurs on several levels of the hierarchy gets
+``@<level>`` appended, and a name already taken (by a source column or an earlier name) gets
+``~2``, ``~3``, ... Names are quoted identifiers, so any label is a valid name.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlglot import exp
+
+from anonsql.backend.sql_templates import column, ident, table
+from anonsql.errors import InputError
+from anonsql.hierarchy.hierarchy import Hierarchy
+from anonsql.hierarchy.store import CLOSURE, NODES
+
+REPRESENTATIONS = ("proportional", "oneclass", "fillparent", "fillchild")
+
+
+def column_names(qis: list[str], hierarchies: list[Hierarchy], taken: list[str]) -> list[list[str]]:
+    """Per QI, the column name of each node (indexed by node id)."""
+    used = set(taken)
+    out = []
+    for q, h in zip(qis, hierarchies, strict=True):
+        levels_of: dict[str, set[int]] = {}
+        for node in range(h.size):
+            levels_of.setdefault(h.labels[node], set()).add(int(h.levels[node]))
+        names = []
+        for node in range(h.size):
+            label = h.labels[node]
+            name = f"{q}__{label}"
+            if len(levels_of[label]) > 1:
+                name += f"@{int(h.levels[node])}"
+            base, i = name, 2
+            while name in used:
+                name, i = f"{base}~{i}", i + 1
+            used.add(name)
+            names.append(name)
+        out.append(names)
+    return out
+
+
+def _run(db, run_id: int) -> dict:
+    be = db.backend
+    rows = be.fetchall(
+        "SELECT source, output, algorithm, parameters, levels FROM anonsql_runs WHERE run_id = ?",
+        [run_id],
+    )
+    if not rows:
+        raise InputError(f"no run {run_id}")
+    source, output, algorithm, params, levels = rows[0]
+    return {
+        "source": source,
+        "output": output,
+        "algorithm": algorithm,
+        "parameters": json.loads(params),
+        "levels": json.loads(levels) if levels else None,
+    }
+
+
+def rows_query(
+    db, run_id: int
+) -> tuple[exp.Select, list[str], list[str], list[Hierarchy], list[str]]:
+    """The run's anonymized rows with ``__o<j>`` / ``__n<j>`` per QI; also the QIs, the
+    output's columns, the hierarchies and their names."""
+    from anonsql.output.materialize import output_query
+    from anonsql.output.recoding import recoding_query
+
+    run = _run(db, run_id)
+    p = run["parameters"]
+    qis = list(p["qis"])
+    names = [p["hierarchies"][q] for q in qis]
+    hs = [db.hierarchies.load(n) for n in names]
+    source = run["source"]
+    columns = p.get("columns") or db.backend.require_table(source)
+    if run["algorithm"].startswith("greedy"):
+        q = recoding_query(source, columns, qis, run_id, extras=True)
+    else:
+        levels = [run["levels"][x] for x in qis]
+        has_supp = db.backend.fetchall(
+            "SELECT COUNT(*) FROM anonsql_suppressed WHERE run_id = ?", [run_id]
+        )[0][0]
+        q = output_query(
+            db.backend.dialect,
+            source,
+            columns,
+            qis,
+            names,
+            levels,
+            run_id if has_supp else None,
+            bool(p.get("drop_suppressed")),
+            roots=[h.root for h in hs],
+        )
+    return q, qis, columns, hs, names
+
+
+def representation_query(db, run_id: int, kind: str, with_original: bool = False) -> exp.Select:
+    """The representation's rows; ``with_original`` adds each QI's original value as
+    ``__o<j>`` (to encode the original table the same way, e.g. for training a model)."""
+    if kind not in REPRESENTATIONS:
+        raise InputError(
+            f"unknown representation {kind!r}; use one of {', '.join(REPRESENTATIONS)}"
+        )
+    rows, qis, columns, hs, names = rows_query(db, run_id)
+    colnames = column_names(qis, hs, columns)
+    m = len(qis)
+    keys = [f"__n{j}" for j in range(m)]
+    out = exp.select(*[exp.alias_(column(c, "r"), ident(c)) for c in columns])
+    if with_original:
+        out = out.select(*[column(f"__o{j}", "r") for j in range(m)], copy=False)
+    if kind == "proportional":
+        props = _proportions(rows, qis, names, hs, colnames)
+        on = exp.and_(*[column(k, "r").eq(column(k, "p")) for k in keys])
+        out = out.from_(exp.alias_(rows.subquery(), "r", table=True)).join(
+            exp.alias_(props.subquery(), "p", table=True), on=on
+        )
+        for j in range(m):
+            for node in range(hs[j].size):
+                out = out.select(
+                    exp.alias_(column(colnames[j][node], "p"), ident(colnames[j][node])),
+                    copy=False,
+                )
+        return out
+    out = out.from_(exp.alias_(rows.subquery(), "r", table=True))
+    for j, h in enumerate(hs):
+        gen = column(f"__n{j}", "r")
+        for node in range(h.size):
+            if kind == "oneclass":
+                members = [node]
+            elif kind == "fillparent":  # node is the value or one of its ancestors
+                members = [d for d in range(h.size) if node in _ancestors(h, d)]
+            else:  # fillchild: node is the value or below it
+                members = list(_ancestors(h, node))
+            hit = exp.In(this=gen, expressions=[exp.convert(int(x)) for x in members])
+            value = exp.Case(
+                ifs=[exp.If(this=hit, true=exp.Literal.number(1))], default=exp.Literal.number(0)
+            )
+            out = out.select(exp.alias_(value, ident(colnames[j][node])), copy=False)
+    return out
+
+
+def _ancestors(h: Hierarchy, node: int) -> set[int]:
+    row = h.ancestors[node]
+    return {int(x) for x in row if x >= 0}
+
+
+def _proportions(rows, qis, names, hs, colnames) -> exp.Select:
+    """Per class (the generalized node ids): for every QI and node, the share of the class's
+    records whose original value lies at or below the node - original leaf -> all its
+    ancestors through the closure table, counted per class, divided by the class size."""
+    m = len(qis)
+    keys = [f"__n{j}" for j in range(m)]
+    parts = []
+    for j, name in enumerate(names):
+        leaf = exp.alias_(table(NODES), "leaf", table=True)
+        clo = exp.alias_(table(CLOSURE), "c", table=True)
+        part = (
+            exp.select(
+                *[column(k, "x") for k in keys],
+                exp.alias_(exp.Literal.number(j), "qi"),
+                exp.alias_(column("ancestor", "c"), "node"),
+            )
+            .from_(exp.alias_(rows.subquery(), "x", table=True))
+            .join(
+                leaf,
+                on=exp.and_(
+                    column("hierarchy", "leaf").eq(exp.convert(name)),
+                    column("level", "leaf").eq(exp.Literal.number(0)),
+                    column("label", "leaf").eq(column(f"__o{j}", "x")),
+                ),
+            )
+            .join(
+                clo,
+                on=exp.and_(
+                    column("hierarchy", "c").eq(exp.convert(name)),
+                    column("descendant", "c").eq(column("id", "leaf")),
+                ),
+            )
+        )
+        parts.append(part)
+    hits = parts[0]
+    for p in parts[1:]:
+        hits = exp.union(hits, p, distinct=False)
+    size = exp.alias_(exp.Count(this=exp.Star()), "__size")
+    sizes = (
+        exp.select(*[column(k) for k in keys], size)
+        .from_(exp.alias_(rows.subquery(), "y", table=True))
+        .group_by(*[column(k) for k in keys])
+    )
+    props = (
+        exp.select(*[column(k, "h") for k in keys])
+        .from_(exp.alias_(hits.subquery(), "h", table=True))
+        .join(
+            exp.alias_(sizes.subquery(), "z", table=True),
+            on=exp.and_(*[column(k, "h").eq(column(k, "z")) for k in keys]),
+        )
+    )
+    for j, h in enumerate(hs):
+        for node in range(h.size):
+            hit = exp.and_(
+                column("qi", "h").eq(exp.Literal.number(j)),
+                column("node", "h").eq(exp.convert(node)),
+            )
+            count = exp.Sum(
+                this=exp.Case(
+                    ifs=[exp.If(this=hit, true=exp.Literal.number(1))],
+                    default=exp.Literal.number(0),
+                )
+            )
+            share = exp.Div(
+                this=exp.cast(count, "DOUBLE"), expression=exp.Max(this=column("__size", "z"))
+            )
+            props = props.select(exp.alias_(share, ident(colnames[j][node])), copy=False)
+    return props.group_by(*[column(k, "h") for k in keys])
+
+
+def materialize_representation(
+    db, run_id: int, kind: str, name: str | None = None, materialize: str = "view"
+) -> str:
+    """Create the representation as a view (or table) named ``<output>_<kind>`` by default;
+    one statement, so a failure leaves nothing behind."""
+    from anonsql.output.materialize import check_output_name, create_statement
+
+    run = _run(db, run_id)
+    name = name or f"{run['output']}_{kind}"
+    check_output_name(name, run["source"])
+    query = representation_query(db, run_id, kind)
+    with db.backend.transaction():
+        kind_now = db.backend.relation_kind(name)
+        if kind_now is not None and kind_now != materialize:
+            db.drop_relation(name)
+        db.backend.execute(create_statement(materialize, name, query))
+    return name
+
+
+__all__ = ["REPRESENTATIONS", "column_names", "materialize_representation", "representation_query"]

@@ -1,0 +1,39 @@
+"""``anonsql evaluate``: the seed 000 MLP protocol on a run's encodings."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from anonsql.anonymization import Spec, anonymize
+from anonsql.cli.main import cli
+from anonsql.database import Database
+from anonsql.demo.setup import setup_demo
+from anonsql.errors import InputError
+
+pytest.importorskip("sklearn", reason="scikit-learn (anonsql[eval]) is not installed")
+
+
+def test_evaluate_scores_every_representation(tmp_path):
+    from anonsql.utility import evaluate_run
+
+    path = tmp_path / "w.duckdb"
+    db = Database.open(path)
+    setup_demo(db, rows=600)
+    r = anonymize(db, "census", Spec(qis=["age", "sex", "education"], k=10, algorithm="greedy",
+                                     output="g"))  # fmt: skip
+    scores = evaluate_run(db, r.run_id, "income", seeds=2)
+    assert [s.representation for s in scores] == [
+        "proportional", "oneclass", "fillparent", "fillchild"
+    ]  # fmt: skip
+    for s in scores:
+        assert 0.0 <= s.mean_auc <= 1.0 and len(s.aucs) == 2
+    with pytest.raises(InputError, match="quasi-identifier"):
+        evaluate_run(db, r.run_id, "age")
+    with pytest.raises(InputError, match="binary target"):
+        evaluate_run(db, r.run_id, "occupation", seeds=1)
+    db.close()
+    res = CliRunner().invoke(
+        cli, ["evaluate", str(r.run_id), "--target", "income", "--seeds", "1", "--db", str(path)]
+    )
+    assert res.exit_code == 0 and "proportional" in res.output, res.output
