@@ -176,3 +176,17 @@ def test_greedy_through_sql_and_cli(tmp_path):
     assert run.algorithm == "greedy/s2" and run.metric == "total" and run.levels == {}
     k, _, suppressed = con.sql("FROM anonsql_k('g', ['age', 'sex', 'zip'])").fetchall()[0]
     assert k >= 5 and suppressed == 0
+
+
+def test_report_of_a_greedy_run():
+    from anonsql.anonymization import Spec, anonymize
+    from anonsql.output.report import build_report, render_html
+
+    db = _census(500)
+    r = anonymize(db, "census", Spec(qis=["age", "sex"], k=5, algorithm="greedy", output="g"))
+    report = build_report(db, r.run_id)
+    assert min(c["size"] for c in report["class_sizes"]) >= 5
+    assert sum(c["classes"] for c in report["class_sizes"]) == r.measures["classes"]
+    assert "multidimensional recoding" in render_html(report)
+    with pytest.raises(InputError, match="journalist risk needs"):
+        build_report(db, r.run_id, population="census")

@@ -112,13 +112,9 @@ def _values_for_builder(db, values, value_range, table, column) -> list[str] | l
         return list(range(lo, hi + 1))
     if not column:
         raise InputError("--table needs --column")
-    db.backend.require_columns(table, [column])
-    q = db.backend.quote
-    rows = db.backend.fetchall(
-        f"SELECT DISTINCT CAST({q(column)} AS VARCHAR) AS v FROM {q(table)} "
-        f"WHERE {q(column)} IS NOT NULL ORDER BY 1"
-    )
-    return [r[0] for r in rows]
+    from anonsql.hierarchy.definitions import column_values
+
+    return column_values(db, table, column)
 
 
 @hierarchy.command("build")

@@ -122,7 +122,11 @@ def _values(db, qi: str, d: Mapping[str, Any], table: str | None) -> list[Any]:
         return list(range(r[0], r[1] + 1))
     if table is None:
         raise InputError(f"hierarchy of {qi!r}: a builder needs values, a range or a table")
-    column = d.get("column", qi)
+    return column_values(db, table, d.get("column", qi))
+
+
+def column_values(db, table: str, column: str) -> list[str]:
+    """The distinct non-NULL values of a column, as text, in order: a builder's input."""
     db.backend.require_columns(table, [column])
     q = db.backend.quote
     rows = db.backend.fetchall(
@@ -132,4 +136,4 @@ def _values(db, qi: str, d: Mapping[str, Any], table: str | None) -> list[Any]:
     return [r[0] for r in rows]
 
 
-__all__ = ["check_definition", "store_definition"]
+__all__ = ["check_definition", "column_values", "store_definition"]

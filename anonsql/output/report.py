@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ def build_report(db, run_id: int, population: str | None = None) -> dict[str, An
     output = row["output"]
     if not output or not be.relation_kind(output):
         raise InputError(f"run {run_id}'s output {output!r} no longer exists")
-    qis = list(levels)
+    qis = list(params.get("qis") or levels)
     sizes = _class_sizes(be, output, qis)
     records = sum(s * c for s, c in sizes)
     suppressed = be.fetchall(
@@ -66,7 +65,9 @@ def build_report(db, run_id: int, population: str | None = None) -> dict[str, An
 
 
 def _int(v: Any) -> int | None:
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+    import pandas as pd
+
+    return None if v is None or pd.isna(v) else int(v)
 
 
 def _class_sizes(be, output: str, qis: list[str]) -> list[tuple[int, int]]:
@@ -116,6 +117,11 @@ def _journalist(db, output: str, population: str, qis: list[str], params) -> dic
         "SELECT levels FROM anonsql_runs WHERE output = ? ORDER BY run_id DESC LIMIT 1",
         [output],
     )
+    if not levels_row or not levels_row[0][0]:
+        raise InputError(
+            "journalist risk needs a full-domain (lattice) run: a greedy recoding is defined "
+            "only for the values of the source table"
+        )
     levels = json.loads(levels_row[0][0])
     gen = output_query(be.dialect, population, qis, qis, names, [levels[q] for q in qis], None)
     pop = (
@@ -253,7 +259,8 @@ def render_html(r: dict[str, Any]) -> str:
     rows = [
         ("source → output", f"{r['source']} → {r['output']} ({r['materialize']})"),
         ("privacy goal", f"{goal}; at most {p.get('suppression', 0):.1%} suppressed"),
-        ("transformation", ", ".join(f"{q} = {lv}" for q, lv in r["transformation"].items())),
+        ("transformation", ", ".join(f"{q} = {lv}" for q, lv in r["transformation"].items())
+                           or "multidimensional recoding (one generalization per class)"),
         ("classes", m.get("classes")),
         ("suppressed records", f"{m.get('suppressed_rows')} ({m.get('suppressed_share', 0):.2%})"),
         ("smallest class", m.get("min_class_size")),
