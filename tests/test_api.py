@@ -157,6 +157,8 @@ def test_sql_command_runs_statements_and_files(census_file, tmp_path):
     assert r.exit_code == 0 and "2000" in r.output, r.output
     r = runner.invoke(cli, ["sql", "ANONYMIZE TABLE census INTO s6 WITH (k = 5)", *db])
     assert r.exit_code == 1 and "give the quasi-identifiers" in r.output
+    r = runner.invoke(cli, ["sql", "SELEC 1", *db])
+    assert r.exit_code == 1 and "syntax error" in r.output.lower()
 
 
 def test_report_json_and_html(census_file, tmp_path):

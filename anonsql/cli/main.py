@@ -614,13 +614,18 @@ def sql_cmd(statements: str | None, sql_file: str | None, as_json: bool, db_path
     if bool(statements) == bool(sql_file):
         raise InputError("give the statements or -f FILE (one of them)")
     text = statements if statements else Path(sql_file).read_text(encoding="utf-8")
+    import duckdb
+
     con = Connection(open_db(db_path))
     for sql, anonymization in split_statements(text):
         if anonymization:
             run = con.run_anonymization(sql)
             _echo_result(run.result, as_json)
-        else:
+            continue
+        try:
             _echo_relation(con.duckdb.sql(sql), as_json)
+        except duckdb.Error as e:  # DuckDB's own message, without a traceback
+            raise click.ClickException(str(e)) from None
 
 
 def _echo_relation(relation, as_json: bool) -> None:
