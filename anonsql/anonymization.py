@@ -29,7 +29,7 @@ from anonsql.models import (
     RecursiveCLDiversity,
 )
 from anonsql.models.requirements import Requirements
-from anonsql.output.materialize import check_output_name, create_statement, output_query
+from anonsql.output.materialize import check_output_name, output_query, replace_output
 from anonsql.output.provenance import Provenance
 from anonsql.search import search as make_search
 from anonsql.search.base import Progress, SearchResult
@@ -302,10 +302,7 @@ def _write(
             run_id if suppressed_keys else None,
             spec.drop_suppressed,
         )
-        kind = backend.relation_kind(spec.output)
-        if kind is not None and kind != spec.materialize:
-            db.drop_relation(spec.output)
-        backend.execute(create_statement(spec.materialize, spec.output, query))
+        replace_output(db, spec.materialize, spec.output, query)
         solutions = pd.DataFrame([_solution_row(s, spec.qis, result) for s in result.solutions])
         prov.record_solutions(run_id, solutions)
         params = spec.to_dict()

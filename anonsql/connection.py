@@ -7,7 +7,6 @@ keeps working; only the anonymization statements are parsed by anonsql.
 
 from __future__ import annotations
 
-import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -50,20 +49,12 @@ def split_statements(text: str) -> list[tuple[str, bool]]:
 def _is_anonymization(tokens: list) -> bool:
     from sqlglot.tokens import TokenType
 
+    from anonsql.dialect.anonsql_dialect import has_anonymization_clause
+
     first = tokens[0]
     if first.token_type == TokenType.VAR and first.text.upper() == "ANONYMIZE":
         return True
-    if first.token_type != TokenType.CREATE:
-        return False
-    depth = 0
-    for a, b in itertools.pairwise(tokens):
-        if a.token_type == TokenType.L_PAREN:
-            depth += 1
-        elif a.token_type == TokenType.R_PAREN:
-            depth -= 1
-        elif a.token_type == TokenType.WITH and depth == 0 and b.text.upper() == "ANONYMIZATION":
-            return True
-    return False
+    return first.token_type == TokenType.CREATE and has_anonymization_clause(tokens)
 
 
 def parse_anonymization(sql: str):

@@ -60,6 +60,25 @@ def _word(token, text: str) -> bool:
     return token is not None and token.text.upper() == text
 
 
+def has_anonymization_clause(tokens, start: int = 0) -> bool:
+    """Is there a top-level ``WITH ANONYMIZATION`` in these tokens (one statement's)?"""
+    depth = 0
+    for i in range(start, len(tokens)):
+        kind = tokens[i].token_type
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            depth -= 1
+        elif (
+            kind == TokenType.WITH
+            and depth == 0
+            and i + 1 < len(tokens)
+            and _word(tokens[i + 1], "ANONYMIZATION")
+        ):
+            return True
+    return False
+
+
 class AnonSQL(DuckDB):
     class Parser(DuckDB.Parser):
         def _parse_statement(self) -> exp.Expression | None:
@@ -70,23 +89,7 @@ class AnonSQL(DuckDB):
             return super()._parse_statement()
 
         def _ahead(self) -> bool:
-            """Is there a top-level ``WITH ANONYMIZATION`` in this statement?"""
-            depth = 0
-            tokens = self._tokens
-            for i in range(self._index, len(tokens)):
-                kind = tokens[i].token_type
-                if kind == TokenType.L_PAREN:
-                    depth += 1
-                elif kind == TokenType.R_PAREN:
-                    depth -= 1
-                elif (
-                    kind == TokenType.WITH
-                    and depth == 0
-                    and i + 1 < len(tokens)
-                    and _word(tokens[i + 1], "ANONYMIZATION")
-                ):
-                    return True
-            return False
+            return has_anonymization_clause(self._tokens, self._index)
 
         def _expect_word(self, text: str) -> None:
             if not _word(self._curr, text):
@@ -244,5 +247,6 @@ __all__ = [
     "AnonymizationOption",
     "Anonymize",
     "AnonymizedCreate",
+    "has_anonymization_clause",
     "is_anonymization",
 ]

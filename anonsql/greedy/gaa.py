@@ -25,7 +25,7 @@ LCA tables are precomputed per hierarchy); no matrix over pairs of classes or ro
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -68,7 +68,6 @@ class GreedyResult:
     metric: str
     model: str
     sens_counts: np.ndarray | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def classes(self) -> int:
@@ -207,6 +206,16 @@ def gaa(
         n -= 1
         alive[cid] = False
 
+    def absorb(cid: int, other: int) -> None:
+        """Class ``other`` joins class ``cid`` (sizes, sensitive counts, rows) and goes."""
+        s, o = slot_of[cid], slot_of[other]
+        sizes[s] += sizes[o]
+        if counts is not None:
+            counts[s] += counts[o]
+            xlogx[s] = _xlogx(counts[s]).sum()
+        members[s].extend(members[o])
+        remove(other)
+
     while heap:
         size_s, _key, cid = heapq.heappop(heap)
         if not alive[cid]:
@@ -240,25 +249,13 @@ def gaa(
         del key_to_id[tuple(nodes[s].tolist())]
         del key_to_id[tuple(nodes[p].tolist())]
         nodes[s] = new
-        sizes[s] += sizes[p]
-        if counts is not None:
-            counts[s] += counts[p]
-            xlogx[s] = _xlogx(counts[s]).sum()
-        members[s].extend(members[p])
-        remove(pid)
+        absorb(cid, pid)
         merges += 1
-        s = slot_of[cid]
         key = tuple(new)
         twin = key_to_id.get(key)
         if twin is not None:  # the merged class coincides with an existing one
-            t_slot = slot_of[twin]
-            sizes[s] += sizes[t_slot]
-            if counts is not None:
-                counts[s] += counts[t_slot]
-                xlogx[s] = _xlogx(counts[s]).sum()
-            members[s].extend(members[t_slot])
-            remove(twin)
-            s = slot_of[cid]
+            absorb(cid, twin)
+        s = slot_of[cid]
         key_to_id[key] = cid
         if violates(s):
             heapq.heappush(heap, (sizes[s], key, cid))

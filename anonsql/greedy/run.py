@@ -13,7 +13,7 @@ from anonsql.errors import InputError
 from anonsql.greedy.gaa import GreedyModel, GreedyResult, _ldiv, _tclo, gaa
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric
-from anonsql.output.materialize import create_statement
+from anonsql.output.materialize import replace_output
 from anonsql.output.provenance import Provenance
 from anonsql.output.recoding import recoding_query
 
@@ -116,11 +116,8 @@ def _write(db, source, columns, spec, names, hist, result, measures, timings) ->
         run_id = prov.next_run_id()
         prov.replace_suppressed(run_id, spec.output, [])
         prov.replace_recodings(run_id, spec.output, original, generalized, node_ids)
-        kind = backend.relation_kind(spec.output)
-        if kind is not None and kind != spec.materialize:
-            db.drop_relation(spec.output)
         query = recoding_query(source, columns, list(spec.qis), run_id)
-        backend.execute(create_statement(spec.materialize, spec.output, query))
+        replace_output(db, spec.materialize, spec.output, query)
         params = spec.to_dict()
         params["hierarchies"] = dict(zip(spec.qis, names, strict=True))
         params["models"] = [result.model]

@@ -102,6 +102,16 @@ def create_statement(kind: str, output: str, query: exp.Select) -> exp.Create:
     return exp.Create(this=table(output), kind=kind.upper(), replace=True, expression=query)
 
 
+def replace_output(db, kind: str, name: str, query: exp.Select) -> None:
+    """CREATE OR REPLACE the output as a view or table; a relation of the other kind under
+    that name is dropped first (OR REPLACE cannot turn a view into a table). Call inside the
+    caller's transaction."""
+    current = db.backend.relation_kind(name)
+    if current is not None and current != kind:
+        db.drop_relation(name)
+    db.backend.execute(create_statement(kind, name, query))
+
+
 def check_output_name(output: str, source: str) -> None:
     if not output:
         raise InputError("give an output name")
@@ -111,4 +121,4 @@ def check_output_name(output: str, source: str) -> None:
         raise InputError(f"names starting with {INTERNAL_PREFIX!r} are reserved for anonsql")
 
 
-__all__ = ["check_output_name", "create_statement", "output_query"]
+__all__ = ["check_output_name", "create_statement", "output_query", "replace_output"]

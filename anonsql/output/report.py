@@ -36,11 +36,8 @@ def build_report(db, run_id: int, population: str | None = None) -> dict[str, An
     if not output or not be.relation_kind(output):
         raise InputError(f"run {run_id}'s output {output!r} no longer exists")
     qis = list(params.get("qis") or levels)
-    sizes = _class_sizes(be, output, qis)
+    sizes, suppressed = _class_sizes(be, output, qis)
     records = sum(s * c for s, c in sizes)
-    suppressed = be.fetchall(
-        "SELECT COALESCE(SUM(size), 0) FROM anonsql_classes(?, ?) WHERE suppressed", [output, qis]
-    )[0][0]
     report: dict[str, Any] = {
         "run_id": int(run_id),
         "created_at": str(row["created_at"]),
@@ -60,7 +57,7 @@ def build_report(db, run_id: int, population: str | None = None) -> dict[str, An
         "solutions": _solutions(be, run_id),
     }
     if population is not None:
-        report["risk"]["journalist"] = _journalist(db, output, population, qis, params)
+        report["risk"]["journalist"] = _journalist(db, output, population, qis, params, levels)
     return report
 
 
@@ -70,14 +67,17 @@ def _int(v: Any) -> int | None:
     return None if v is None or pd.isna(v) else int(v)
 
 
-def _class_sizes(be, output: str, qis: list[str]) -> list[tuple[int, int]]:
-    """(class size, number of classes), suppressed records (every QI '*') left out."""
+def _class_sizes(be, output: str, qis: list[str]) -> tuple[list[tuple[int, int]], int]:
+    """(class size, number of classes) of the non-suppressed classes, and the number of
+    suppressed records (every QI '*'), from one scan of the output."""
     rows = be.fetchall(
-        "SELECT size, COUNT(*) FROM anonsql_classes(?, ?) WHERE NOT suppressed "
-        "GROUP BY size ORDER BY size",
+        "SELECT suppressed, size, COUNT(*) FROM anonsql_classes(?, ?) "
+        "GROUP BY suppressed, size ORDER BY size",
         [output, qis],
     )
-    return [(int(s), int(c)) for s, c in rows]
+    sizes = [(int(s), int(c)) for supp, s, c in rows if not supp]
+    suppressed = sum(int(s) * int(c) for supp, s, c in rows if supp)
+    return sizes, suppressed
 
 
 def _risk(sizes: list[tuple[int, int]], records: int, suppressed: int) -> dict[str, Any]:
@@ -105,7 +105,7 @@ def _risk(sizes: list[tuple[int, int]], records: int, suppressed: int) -> dict[s
     }
 
 
-def _journalist(db, output: str, population: str, qis: list[str], params) -> dict[str, Any]:
+def _journalist(db, output, population, qis, params, levels) -> dict[str, Any]:
     """Journalist risk: 1 / the size of a record's class in the population, the population
     generalized with the run's transformation (the output's labels)."""
     from anonsql.output.materialize import output_query
@@ -113,16 +113,11 @@ def _journalist(db, output: str, population: str, qis: list[str], params) -> dic
     be = db.backend
     be.require_columns(population, qis)
     names = [params.get("hierarchies", {}).get(q, q) for q in qis]
-    levels_row = be.fetchall(
-        "SELECT levels FROM anonsql_runs WHERE output = ? ORDER BY run_id DESC LIMIT 1",
-        [output],
-    )
-    if not levels_row or not levels_row[0][0]:
+    if not levels:
         raise InputError(
             "journalist risk needs a full-domain (lattice) run: a greedy recoding is defined "
             "only for the values of the source table"
         )
-    levels = json.loads(levels_row[0][0])
     gen = output_query(be.dialect, population, qis, qis, names, [levels[q] for q in qis], None)
     pop = (
         exp.select(*[column(q) for q in qis], exp.alias_(exp.Count(this=exp.Star()), "n"))

@@ -231,17 +231,14 @@ def materialize_representation(
 ) -> str:
     """Create the representation as a view (or table) named ``<output>_<kind>`` by default;
     one statement, so a failure leaves nothing behind."""
-    from anonsql.output.materialize import check_output_name, create_statement
+    from anonsql.output.materialize import check_output_name, replace_output
 
     run = _run(db, run_id)
     name = name or f"{run['output']}_{kind}"
     check_output_name(name, run["source"])
     query = representation_query(db, run_id, kind)
     with db.backend.transaction():
-        kind_now = db.backend.relation_kind(name)
-        if kind_now is not None and kind_now != materialize:
-            db.drop_relation(name)
-        db.backend.execute(create_statement(materialize, name, query))
+        replace_output(db, materialize, name, query)
     return name
 
 
