@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sqlglot import exp
 
+from anonsql.backend.sql_templates import table
 from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition
 from anonsql.database import Database
@@ -142,7 +144,7 @@ class Result:
     def to_frame(self, db: Database) -> pd.DataFrame:
         if not self.output:
             raise InputError("this run wrote no output")
-        return db.backend.fetch_df(f"SELECT * FROM {db.backend.quote(self.output)}")
+        return db.backend.fetch_df(exp.select("*").from_(table(self.output)))
 
 
 def _check_existing_output(db: Database, spec: Spec) -> None:

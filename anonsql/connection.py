@@ -80,14 +80,24 @@ class Connection:
     @property
     def duckdb(self):
         """The underlying DuckDB connection."""
+        if self.database.backend.dialect != "duckdb":
+            raise InputError("this connection is not a DuckDB database")
         return self.database.backend.con
 
+    def plain(self, sql: str) -> Any:
+        """A plain statement, run verbatim in the engine's own dialect: a DuckDB relation on
+        DuckDB, a pandas DataFrame (or None) on PostgreSQL and Spark."""
+        if self.database.backend.dialect == "duckdb":
+            return self.duckdb.sql(sql)
+        return self.database.backend.run_user_sql(sql)
+
     def sql(self, text: str) -> Any:
-        """Run one or more statements; returns the last one's result: a DuckDB relation for a
-        query, an :class:`anonsql.api.Run` for an anonymization statement, else None."""
+        """Run one or more statements; returns the last one's result: a DuckDB relation (a
+        DataFrame on other engines) for a query, an :class:`anonsql.api.Run` for an
+        anonymization statement, else None."""
         result: Any = None
         for sql, anonymization in split_statements(text):
-            result = self.run_anonymization(sql) if anonymization else self.duckdb.sql(sql)
+            result = self.run_anonymization(sql) if anonymization else self.plain(sql)
         return result
 
     def run_anonymization(self, sql: str):
@@ -111,7 +121,8 @@ class Connection:
 
 
 def connect(path: str | Path = ":memory:") -> Connection:
-    """Open (or create) a DuckDB database for SQL with anonymization statements."""
+    """Open (or create) a database for SQL with anonymization statements: a DuckDB file,
+    a PostgreSQL URL or ``spark:DIR`` (see :meth:`anonsql.database.Database.open`)."""
     from anonsql.database import Database
 
     return Connection(Database.open(path))

@@ -1,8 +1,14 @@
-"""One open database: its backend, its hierarchy store and the UDFs registered on it."""
+"""One open database: its backend, its hierarchy store and the UDFs registered on it.
+
+On a server engine (PostgreSQL, Spark) anonsql's own tables are created on first use, not on
+connect, so a request that fails its checks leaves the target as it was."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
 
 from anonsql.backend.base import Backend
 from anonsql.backend.sql_templates import drop, table, template
@@ -16,8 +22,8 @@ class Database:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.hierarchies = HierarchyStore(backend)
-        self.hierarchies.ensure_schema()
         if backend.dialect == "duckdb":
+            self.hierarchies.ensure_schema()
             from anonsql.hierarchy import lca_udf
 
             path = getattr(backend, "path", None)
@@ -28,15 +34,24 @@ class Database:
             register_macros(backend.con)  # type: ignore[attr-defined]
 
     @classmethod
-    def open(cls, path: str | Path = "anonsql.duckdb") -> Database:
-        from anonsql.backend.duckdb_backend import DuckDBBackend
+    def open(cls, target: Any = "anonsql.duckdb") -> Database:
+        """Open a DuckDB file (the default), a PostgreSQL URL (``postgresql://...``), a
+        Spark warehouse (``spark:DIR``), or wrap an open connection or SparkSession."""
+        from anonsql.backend import backend_name, connect
 
+        kind = backend_name(target if not isinstance(target, Path) else str(target))
         try:
-            return cls(DuckDBBackend(path))
+            backend = connect(str(target) if isinstance(target, Path) else target)
         except AnonsqlError:
             raise
         except Exception as e:  # duckdb's IOException and friends
-            raise InputError(f"cannot open database {str(path)!r}: {e}") from None
+            raise InputError(f"cannot open database {str(target)!r}: {e}") from None
+        try:
+            return cls(backend)
+        except AnonsqlError:
+            if kind != "duckdb":
+                backend.close()
+            raise
 
     def import_file(self, name: str, path: str | Path, sep: str = ",", replace: bool = False):
         """Load a CSV (with header) or Parquet file into a new table, in one transaction."""
@@ -49,17 +64,23 @@ class Database:
         params = {"target": table(name), "path": str(p)}
         if kind == "csv":
             params["sep"] = sep
-        stmt = template(f"io/import_{kind}", self.backend.dialect, **params)
         try:
-            with self.backend.transaction():
-                if replace:
-                    self.drop_relation(name)
-                self.backend.execute(stmt)
+            if self.backend.dialect == "duckdb":
+                stmt = template(f"io/import_{kind}", "duckdb", **params)
+                with self.backend.transaction():
+                    if replace:
+                        self.drop_relation(name)
+                    self.backend.execute(stmt)
+            else:
+                # a server engine cannot read the client's files: DuckDB parses the file
+                # here, with the same options, and the backend bulk-loads the frame
+                self.backend.write_frame(name, read_file_locally(kind, params))
         except AnonsqlError:
             raise
         except Exception as e:
             raise InputError(f"cannot import {str(p)!r} into {name!r}: {e}") from None
-        return self.backend.fetchall(f"SELECT COUNT(*) FROM {self.backend.quote(name)}")[0][0]
+        count = exp.select(exp.Count(this=exp.Star())).from_(table(name))
+        return self.backend.fetchall(count)[0][0]
 
     def drop_relation(self, name: str) -> None:
         kind = self.backend.relation_kind(name)
@@ -68,3 +89,17 @@ class Database:
 
     def close(self) -> None:
         self.backend.close()
+
+
+def read_file_locally(kind: str, params: dict[str, Any]):
+    """A CSV or Parquet file as a DataFrame, parsed by an in-memory DuckDB with the import
+    template (so every engine gets the same column types and values)."""
+    import duckdb
+
+    con = duckdb.connect(":memory:")
+    try:
+        stmt = template(f"io/import_{kind}", "duckdb", **{**params, "target": table("f")})
+        con.execute(stmt.sql("duckdb"))
+        return con.execute("SELECT * FROM f").df()
+    finally:
+        con.close()

@@ -24,3 +24,11 @@ class MissingValuesError(AnonsqlError):
 
 class InputError(AnonsqlError):
     """Unknown table or column, bad parameter, or any other invalid request."""
+
+
+class BackendError(AnonsqlError):
+    """The database engine refused a statement, or cannot be reached."""
+
+
+class UnsupportedDialectError(AnonsqlError):
+    """A SQL dialect cannot express a construct a run needs."""

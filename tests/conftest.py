@@ -46,3 +46,91 @@ def load_adult(db) -> None:
     db.import_file("adult", folder / "adult.csv", sep=";")
     for c in ADULT_QIS:
         db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
+
+
+# -- real engines: a throw-away PostgreSQL server and a local Spark session ------------------
+_counter = {"n": 0}
+
+
+def _unique(prefix: str) -> str:
+    _counter["n"] += 1
+    return f"{prefix}{_counter['n']}"
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A PostgreSQL server for the session: $ANONSQL_TEST_POSTGRES_URL when set, else a
+    cluster started from the machine's binaries in a temporary directory."""
+    import os
+
+    pytest.importorskip("psycopg", reason="psycopg is not installed (anonsql[postgres])")
+    from anonsql.backend import local_postgres
+
+    url = os.environ.get("ANONSQL_TEST_POSTGRES_URL")
+    if url:
+        yield url
+        return
+    if local_postgres.find_binaries() is None:
+        pytest.skip("no PostgreSQL server binaries (Debian's postgresql package) on this machine")
+    server = local_postgres.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """A fresh, empty database on the session's server."""
+    import psycopg
+
+    if isinstance(pg_server, str):
+        name = _unique("anonsql_test_")
+        with psycopg.connect(pg_server, autocommit=True) as con:
+            con.execute(f'CREATE DATABASE "{name}"')
+        return pg_server.rsplit("/", 1)[0] + f"/{name}"
+    return pg_server.create_database(_unique("t"))
+
+
+@pytest.fixture(scope="session")
+def spark_session(tmp_path_factory):
+    import shutil
+
+    pytest.importorskip("pyspark", reason="pyspark is not installed (anonsql[spark])")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java 17 (Debian's openjdk-17-jre-headless); none found")
+    from anonsql.backend.spark_backend import local_session
+
+    session = local_session(tmp_path_factory.mktemp("spark"), master="local[2]")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def spark_db(spark_session):
+    """A fresh Spark database (schema) as the session's current one."""
+    name = _unique("anonsql_test_")
+    spark_session.sql(f"CREATE DATABASE {name}")
+    spark_session.catalog.setCurrentDatabase(name)
+    return spark_session
+
+
+@pytest.fixture(params=["postgres", "spark"])
+def engine(request):
+    """Opens a Database on a fresh target of each server engine."""
+    from anonsql.database import Database
+
+    if request.param == "postgres":
+        target = request.getfixturevalue("pg_url")
+    else:
+        target = request.getfixturevalue("spark_db")
+    opened = []
+
+    def open_db():
+        d = Database.open(target)
+        opened.append(d)
+        return d
+
+    open_db.name = request.param
+    open_db.target = target
+    yield open_db
+    for d in opened:
+        d.close()

@@ -8,13 +8,30 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+import sqlglot
 from sqlglot import exp
+from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from anonsql.backend.sql_templates import ident
-from anonsql.errors import InputError
+from anonsql.errors import InputError, UnsupportedDialectError
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+def generate(statement: exp.Expression, dialect: str) -> str:
+    """``statement`` as SQL text of ``dialect``; a construct the dialect cannot express is an
+    error raised before anything runs (sqlglot would otherwise emit a best guess)."""
+    from anonsql.backend.dialects import check_constructs
+
+    if dialect != "duckdb":
+        check_constructs(statement, dialect)
+    try:
+        return statement.sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE)
+    except UnsupportedError as e:
+        raise UnsupportedDialectError(
+            f"the {dialect} dialect cannot express this statement: {e}"
+        ) from None
 
 
 class Backend(ABC):
@@ -22,15 +39,24 @@ class Backend(ABC):
 
     #: sqlglot dialect the backend's SQL is written in.
     dialect: str = "duckdb"
+    #: ``CREATE OR REPLACE`` replaces any view or table by one of the same kind
+    create_or_replace: bool = True
+    #: closure tables are derived by the recursive query (else written from Python)
+    recursive_closure: bool = True
 
     def __init__(self) -> None:
         self._tx_depth = 0
 
     # -- running SQL ---------------------------------------------------------------------
     def sql_text(self, statement: exp.Expression | str) -> str:
-        if isinstance(statement, exp.Expression):
-            return statement.sql(dialect=self.dialect)
-        return statement
+        """SQL text for this engine. Expressions are generated for the backend's dialect;
+        strings are library SQL written in DuckDB's dialect (with ``?`` parameters) and are
+        transpiled for other engines."""
+        if isinstance(statement, str):
+            if self.dialect == "duckdb":
+                return statement
+            statement = sqlglot.parse_one(statement, read="duckdb")
+        return generate(statement, self.dialect)
 
     @abstractmethod
     def execute(self, statement: exp.Expression | str, params: list[Any] | None = None) -> None:
@@ -54,6 +80,11 @@ class Backend(ABC):
         """Run a query and return its columns as arrays (no DataFrame is built)."""
         df = self.fetch_df(statement, params)
         return {c: df[c].to_numpy() for c in df.columns}
+
+    def run_user_sql(self, sql: str) -> pd.DataFrame | None:
+        """A user's statement in the engine's own dialect, run verbatim (the ``anonsql sql``
+        surface): its rows, or None for a statement without a result."""
+        raise NotImplementedError
 
     @abstractmethod
     def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
@@ -94,6 +125,14 @@ class Backend(ABC):
     @abstractmethod
     def relation_kind(self, name: str) -> str | None:
         """``'table'``, ``'view'`` or None when no relation has that name."""
+
+    def relation_names(self) -> list[str]:
+        """Tables and views of the current schema (temporary ones included)."""
+        rows = self.fetchall(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = current_schema() ORDER BY 1"
+        )
+        return [r[0] for r in rows]
 
     def table_exists(self, name: str) -> bool:
         return self.relation_kind(name) is not None

@@ -12,7 +12,10 @@ import click
 
 from anonsql import __version__
 
-DB_HELP = "DuckDB database file (':memory:' for a throw-away one)."
+DB_HELP = (
+    "Database: a DuckDB file (':memory:' for a throw-away one), a PostgreSQL URL "
+    "(postgresql://user:password@host:port/db) or a Spark warehouse (spark:DIR)."
+)
 
 
 def db_option(fn: Callable) -> Callable:
@@ -604,8 +607,9 @@ def _print_result(r) -> None:
 @db_option
 @friendly
 def sql_cmd(statements: str | None, sql_file: str | None, as_json: bool, db_path: str) -> None:
-    """Run SQL: DuckDB statements and anonymization statements (ANONYMIZE TABLE ... INTO ...
-    WITH (...), or CREATE VIEW ... AS SELECT ... WITH ANONYMIZATION (...))."""
+    """Run SQL: the engine's own statements (DuckDB, PostgreSQL or Spark SQL, as --db says)
+    and anonymization statements (ANONYMIZE TABLE ... INTO ... WITH (...), or CREATE VIEW
+    ... AS SELECT ... WITH ANONYMIZATION (...))."""
     from pathlib import Path
 
     from anonsql.connection import Connection, split_statements
@@ -623,7 +627,7 @@ def sql_cmd(statements: str | None, sql_file: str | None, as_json: bool, db_path
             _echo_result(run.result, as_json)
             continue
         try:
-            _echo_relation(con.duckdb.sql(sql), as_json)
+            _echo_relation(con.plain(sql), as_json)
         except duckdb.Error as e:  # DuckDB's own message, without a traceback
             raise click.ClickException(str(e)) from None
 
@@ -631,10 +635,12 @@ def sql_cmd(statements: str | None, sql_file: str | None, as_json: bool, db_path
 def _echo_relation(relation, as_json: bool) -> None:
     if relation is None:
         return
+    frame = relation if hasattr(relation, "to_json") else None
     if as_json:
-        click.echo(relation.df().to_json(orient="records", date_format="iso"))
+        frame = frame if frame is not None else relation.df()
+        click.echo(frame.to_json(orient="records", date_format="iso"))
         return
-    click.echo(str(relation))
+    click.echo(frame.to_string(index=False) if frame is not None else str(relation))
 
 
 def _echo_result(result, as_json: bool) -> None:
@@ -718,8 +724,15 @@ def install_macros_cmd(db_path: str) -> None:
     """Store anonsql's table macros (anonsql_classes, anonsql_k, anonsql_l, anonsql_t) in the
     database, for connections that do not go through anonsql (a dbt post-hook, a BI tool)."""
     from anonsql.backend.macros import install_macros
+    from anonsql.errors import UnsupportedDialectError
 
-    names = install_macros(open_db(db_path).backend.con)
+    backend = open_db(db_path).backend
+    if backend.dialect != "duckdb":
+        raise UnsupportedDialectError(
+            f"the table macros are DuckDB macros (COLUMNS lambdas); {backend.dialect} has no "
+            f"equivalent, so nothing was installed"
+        )
+    names = install_macros(backend.con)
     click.echo("installed " + ", ".join(names))
 
 
@@ -736,6 +749,32 @@ def report(run_id: int, out_dir: str, population: str | None, db_path: str) -> N
     paths = write_report(build_report(open_db(db_path), run_id, population), out_dir)
     for path in paths:
         click.echo(str(path))
+
+
+@cli.command()
+@click.argument("run_id", type=int, required=False)
+@click.option(
+    "--dialect",
+    "-d",
+    required=True,
+    help="Target SQL dialect: duckdb, postgres, spark, snowflake, bigquery (or another of "
+    "sqlglot's dialects that can express the run).",
+)
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Write to a file.")
+@db_option
+@friendly
+def transpile(run_id: int | None, dialect: str, out_file: str | None, db_path: str) -> None:
+    """Print the SQL that rebuilds RUN_ID's output (default: the latest run with one) in
+    another engine: hierarchy tables, the run's suppressed classes or recodings, the view."""
+    from anonsql.output.deploy import deployment_script
+
+    script = deployment_script(open_db(db_path), run_id, dialect.lower())
+    if out_file:
+        with open(out_file, "w", encoding="utf-8") as f:
+            f.write(script)
+        click.echo(out_file)
+    else:
+        click.echo(script, nl=False)
 
 
 @cli.command()

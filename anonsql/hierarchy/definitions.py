@@ -128,11 +128,19 @@ def _values(db, qi: str, d: Mapping[str, Any], table: str | None) -> list[Any]:
 def column_values(db, table: str, column: str) -> list[str]:
     """The distinct non-NULL values of a column, as text, in order: a builder's input."""
     db.backend.require_columns(table, [column])
-    q = db.backend.quote
-    rows = db.backend.fetchall(
-        f"SELECT DISTINCT CAST({q(column)} AS VARCHAR) FROM {q(table)} "
-        f"WHERE {q(column)} IS NOT NULL ORDER BY 1"
+    from sqlglot import exp
+
+    from anonsql.backend.sql_templates import column as col_ref
+    from anonsql.backend.sql_templates import table as table_ref
+
+    values = (
+        exp.select(exp.cast(col_ref(column), "VARCHAR"))
+        .distinct()
+        .from_(table_ref(table))
+        .where(col_ref(column).is_(exp.null()).not_())
+        .order_by(exp.Literal.number(1))
     )
+    rows = db.backend.fetchall(values)
     return [r[0] for r in rows]
 
 

@@ -399,6 +399,21 @@ class Hierarchy:
             }
         )
 
+    def closure_frame(self):  # -> pd.DataFrame
+        """The closure rows (ancestor, descendant, distance), the node itself included at
+        distance 0: what ``sql/hierarchy/insert_closure.sql`` derives in SQL, for engines
+        where a recursive query is slow."""
+        import pandas as pd
+
+        nodes, levels = np.nonzero(self.ancestors >= 0)
+        return pd.DataFrame(
+            {
+                "ancestor": self.ancestors[nodes, levels],
+                "descendant": nodes.astype(np.int64),
+                "distance": (levels - self.levels[nodes]).astype(np.int64),
+            }
+        )
+
     def __repr__(self) -> str:
         return (
             f"Hierarchy({self.name!r}, height={self.height}, leaves={len(self.leaf_ids)}, "

@@ -60,14 +60,11 @@ class HierarchyStore:
         frame = hierarchy.to_frame()
         with self.backend.transaction():
             self._delete(name)
-            self.backend.write_frame(_STAGING, frame, temporary=True)
-            try:
-                self.backend.execute(
-                    self._t("hierarchy/insert_nodes", name=name, frame=table(_STAGING))
-                )
-            finally:
-                self.backend.execute(drop("table", _STAGING))
-            self.backend.execute(self._t("hierarchy/insert_closure", name=name))
+            self._insert_frame("hierarchy/insert_nodes", frame, name)
+            if self.backend.recursive_closure:
+                self.backend.execute(self._t("hierarchy/insert_closure", name=name))
+            else:
+                self._insert_frame("hierarchy/insert_closure_rows", hierarchy.closure_frame(), name)
             self.backend.execute(
                 self._t(
                     "hierarchy/insert_catalog",
@@ -80,6 +77,13 @@ class HierarchyStore:
             )
         self._cache.pop(name, None)
         return hierarchy
+
+    def _insert_frame(self, template_name: str, frame, name: str) -> None:
+        self.backend.write_frame(_STAGING, frame, temporary=True)
+        try:
+            self.backend.execute(self._t(template_name, name=name, frame=table(_STAGING)))
+        finally:
+            self.backend.execute(drop("table", _STAGING))
 
     def _delete(self, name: str) -> None:
         for t in ("delete_closure", "delete_nodes", "delete_catalog"):

@@ -96,20 +96,22 @@ def output_query(
     return q
 
 
-def create_statement(kind: str, output: str, query: exp.Select) -> exp.Create:
+def create_statement(kind: str, output: str, query: exp.Select, replace: bool = True) -> exp.Create:
     if kind not in ("view", "table"):
         raise InputError(f"materialize as 'view' or 'table', not {kind!r}")
-    return exp.Create(this=table(output), kind=kind.upper(), replace=True, expression=query)
+    return exp.Create(this=table(output), kind=kind.upper(), replace=replace, expression=query)
 
 
 def replace_output(db, kind: str, name: str, query: exp.Select) -> None:
     """CREATE OR REPLACE the output as a view or table; a relation of the other kind under
-    that name is dropped first (OR REPLACE cannot turn a view into a table). Call inside the
-    caller's transaction."""
+    that name is dropped first (OR REPLACE cannot turn a view into a table). Engines without
+    a usable OR REPLACE (PostgreSQL has no ``CREATE OR REPLACE TABLE`` and cannot replace a
+    view by one with other columns) drop and create. Call inside the caller's transaction."""
     current = db.backend.relation_kind(name)
-    if current is not None and current != kind:
+    or_replace = db.backend.create_or_replace
+    if current is not None and (current != kind or not or_replace):
         db.drop_relation(name)
-    db.backend.execute(create_statement(kind, name, query))
+    db.backend.execute(create_statement(kind, name, query, replace=or_replace))
 
 
 def check_output_name(output: str, source: str) -> None:

@@ -70,10 +70,25 @@ def _int(v: Any) -> int | None:
 def _class_sizes(be, output: str, qis: list[str]) -> tuple[list[tuple[int, int]], int]:
     """(class size, number of classes) of the non-suppressed classes, and the number of
     suppressed records (every QI '*'), from one scan of the output."""
+    # the query the anonsql_classes macro runs, built portably so every engine can run it
+    from sqlglot import exp
+
+    from anonsql.backend.sql_templates import column, table
+
+    every_star = exp.and_(*[column(q).eq(exp.convert("*")) for q in qis])
+    classes = (
+        exp.select(
+            exp.alias_(every_star, "suppressed"),
+            exp.alias_(exp.Count(this=exp.Star()), "size"),
+        )
+        .from_(table(output))
+        .group_by(*[column(q) for q in qis])
+    )
     rows = be.fetchall(
-        "SELECT suppressed, size, COUNT(*) FROM anonsql_classes(?, ?) "
-        "GROUP BY suppressed, size ORDER BY size",
-        [output, qis],
+        exp.select("c.suppressed", "c.size", exp.Count(this=exp.Star()))
+        .from_(exp.alias_(classes.subquery(), "c", table=True))
+        .group_by("c.suppressed", "c.size")
+        .order_by("c.size")
     )
     sizes = [(int(s), int(c)) for supp, s, c in rows if not supp]
     suppressed = sum(int(s) * int(c) for supp, s, c in rows if supp)

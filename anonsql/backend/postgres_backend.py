@@ -1,0 +1,244 @@
+"""The PostgreSQL backend (``postgresql://user:password@host:port/database``), through
+psycopg 3 (the ``anonsql[postgres]`` extra).
+
+The connection runs in autocommit mode; :meth:`Backend.transaction` opens an explicit
+transaction, and PostgreSQL's DDL is transactional, so an output, its provenance and its
+hierarchy tables appear together or not at all. Large results (the histogram) and large
+frames (imports) move through ``COPY`` in CSV, read and written by pandas' C parser.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlglot import exp
+
+from anonsql.backend.base import Backend
+from anonsql.backend.sql_templates import drop, table
+from anonsql.errors import BackendError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# type OIDs of PostgreSQL's integer and floating-point types (pg_type)
+_INTEGER_OIDS = {20, 21, 23, 26}
+_FLOAT_OIDS = {700, 701, 1700}
+_NULL = r"\N"
+
+
+def _redact(url: str) -> str:
+    """The URL without its password, for error messages."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
+
+
+def _pg_type(series: pd.Series) -> str:
+    import pandas as pd
+
+    kind = series.dtype.kind
+    if kind == "b":
+        return "BOOLEAN"
+    if kind in "iu":
+        return "BIGINT"
+    if kind == "f":
+        return "DOUBLE PRECISION"
+    if kind == "M":
+        return "TIMESTAMP"
+    first = series.dropna()
+    if len(first) and isinstance(first.iloc[0], (list, tuple, np.ndarray)):
+        items = [x for v in first for x in v]
+        if items and all(isinstance(x, (int, np.integer)) for x in items):
+            return "BIGINT[]"
+        return "TEXT[]"
+    if pd.api.types.is_bool_dtype(series):
+        return "BOOLEAN"
+    return "TEXT"
+
+
+class PostgresBackend(Backend):
+    dialect = "postgres"
+    create_or_replace = False
+
+    def __init__(self, target: Any) -> None:
+        super().__init__()
+        try:
+            import psycopg
+        except ImportError:
+            raise BackendError(
+                "the PostgreSQL backend needs psycopg: pip install 'anonsql[postgres]'"
+            ) from None
+        self._psycopg = psycopg
+        if isinstance(target, psycopg.Connection):
+            self.con = target
+            self.url = None
+        else:
+            self.url = str(target)
+            try:
+                self.con = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            except psycopg.OperationalError as e:
+                detail = " ".join(str(e).split())
+                raise BackendError(
+                    f"cannot connect to PostgreSQL at {_redact(self.url)}: {detail}"
+                ) from None
+        self.con.autocommit = True
+
+    # -- running SQL -----------------------------------------------------------------------
+    def _run(self, statement: exp.Expression | str, params: list[Any] | None):
+        sql = self.sql_text(statement)
+        try:
+            return self.con.execute(sql, params or None, prepare=False)
+        except self._psycopg.Error as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise BackendError(f"PostgreSQL: {first}") from e
+
+    def execute(self, statement: exp.Expression | str, params: list[Any] | None = None) -> None:
+        self._run(statement, params)
+
+    def fetchall(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> list[tuple]:
+        return [tuple(r) for r in self._run(statement, params).fetchall()]
+
+    def fetch_df(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> pd.DataFrame:
+        import pandas as pd
+
+        cur = self._run(statement, params)
+        names = [d.name for d in cur.description or []]
+        return pd.DataFrame(cur.fetchall(), columns=names)
+
+    def fetch_columns(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> dict[str, Any]:
+        """COPY the result out as CSV and parse it with pandas: row-by-row adaptation would
+        dominate the run on a histogram of millions of rows. Integer columns with NULLs come
+        back with -1 in their place, as the DuckDB backend gives them."""
+        import pandas as pd
+
+        if params:
+            return super().fetch_columns(statement, params)
+        query = self.sql_text(statement)
+        probe = self._run(f"SELECT * FROM ({query}) AS q LIMIT 0", None)
+        described = [(d.name, d.type_code) for d in probe.description or []]
+        buf = io.BytesIO()
+        copy_sql = f"COPY ({query}) TO STDOUT WITH (FORMAT csv, NULL '{_NULL}')"
+        try:
+            with self.con.cursor() as cur, cur.copy(copy_sql) as copy:
+                for block in copy:
+                    buf.write(block)
+        except self._psycopg.Error as e:
+            raise BackendError(f"PostgreSQL: {str(e).strip().splitlines()[0]}") from e
+        buf.seek(0)
+        names = [n for n, _ in described]
+        dtypes = {n: object for n, oid in described if oid not in _INTEGER_OIDS | _FLOAT_OIDS}
+        if buf.getbuffer().nbytes == 0:
+            return {n: np.empty(0, dtype=object if n in dtypes else np.int64) for n in names}
+        frame = pd.read_csv(
+            buf,
+            header=None,
+            names=names,
+            dtype=dtypes,
+            na_values=[_NULL],
+            keep_default_na=False,
+        )
+        out: dict[str, Any] = {}
+        for name, oid in described:
+            col = frame[name]
+            if oid in _INTEGER_OIDS:
+                out[name] = col.fillna(-1).to_numpy(np.int64)
+            elif oid in _FLOAT_OIDS:
+                out[name] = col.to_numpy(np.float64)
+            else:
+                out[name] = col.astype(object).where(col.notna(), None).to_numpy(object)
+        return out
+
+    def run_user_sql(self, sql: str) -> pd.DataFrame | None:
+        import pandas as pd
+
+        try:
+            cur = self.con.execute(sql, prepare=False)  # type: ignore[arg-type]
+        except self._psycopg.Error as e:
+            raise BackendError(f"PostgreSQL: {str(e).strip().splitlines()[0]}") from None
+        if cur.description is None:
+            return None
+        return pd.DataFrame(cur.fetchall(), columns=[d.name for d in cur.description])
+
+    def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
+        columns = [
+            exp.ColumnDef(
+                this=exp.to_identifier(str(c), quoted=True),
+                kind=exp.DataType.build(_pg_type(frame[c]), dialect="postgres"),
+            )
+            for c in frame.columns
+        ]
+        create = exp.Create(
+            this=exp.Schema(this=table(name), expressions=columns),
+            kind="TABLE",
+            properties=exp.Properties(expressions=[exp.TemporaryProperty()]) if temporary else None,
+        )
+        target = self.quote(name)
+        with self.transaction():
+            self.execute(drop("table", name))
+            self.execute(create)
+            has_lists = any(t.endswith("[]") for t in map(_pg_type, map(frame.get, frame.columns)))
+            try:
+                with self.con.cursor() as cur:
+                    if has_lists:
+                        # psycopg adapts Python lists to PostgreSQL arrays row by row;
+                        # only the small provenance frames carry lists
+                        with cur.copy(f"COPY {target} FROM STDIN") as copy:
+                            for row in frame.itertuples(index=False, name=None):
+                                copy.write_row([_plain(v) for v in row])
+                    else:
+                        with cur.copy(
+                            f"COPY {target} FROM STDIN WITH (FORMAT csv, NULL '{_NULL}')"
+                        ) as copy:
+                            step = 200_000
+                            for start in range(0, max(len(frame), 1), step):
+                                chunk = frame.iloc[start : start + step]
+                                copy.write(chunk.to_csv(index=False, header=False, na_rep=_NULL))
+            except self._psycopg.Error as e:
+                raise BackendError(f"PostgreSQL: {str(e).strip().splitlines()[0]}") from e
+
+    # -- transactions ------------------------------------------------------------------------
+    def _begin(self) -> None:
+        self.con.execute("BEGIN")
+
+    def _commit(self) -> None:
+        self.con.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        if not self.con.closed:
+            self.con.execute("ROLLBACK")
+
+    # -- catalog -------------------------------------------------------------------------------
+    def relation_kind(self, name: str) -> str | None:
+        # to_regclass resolves the name as the search path would (temporary tables
+        # included); the argument is a quoted identifier, so any string is just a name
+        rows = self.fetchall(
+            "SELECT c.relkind FROM pg_catalog.pg_class AS c WHERE c.oid = to_regclass(?)",
+            [self.quote(name)],
+        )
+        if not rows:
+            return None
+        return "view" if rows[0][0] in ("v", "m") else "table"
+
+    def columns(self, name: str) -> list[str]:
+        cur = self._run(exp.select("*").from_(table(name)).limit(0), None)
+        return [d.name for d in cur.description or []]
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -1,0 +1,351 @@
+"""The Spark SQL backend (``spark:WAREHOUSE_DIR``, or an open ``SparkSession``), through
+pyspark (the ``anonsql[spark]`` extra; Spark needs Java 17).
+
+A target ``spark:DIR`` starts a local session (``local[*]``, or ``ANONSQL_SPARK_MASTER``)
+whose tables live under ``DIR`` with a Derby metastore beside them, so they persist from one
+command to the next.
+
+Spark's built-in tables (parquet, Hive) have no transactions, no ``DELETE`` and no
+``CREATE OR REPLACE TABLE``. This backend gives anonsql the semantics it needs on top:
+
+* ``DELETE FROM t WHERE c`` becomes a rewrite of ``t`` without the rows (``EXCEPT ALL``, so
+  rows where ``c`` is NULL stay, as DELETE keeps them);
+* ``CREATE OR REPLACE TABLE`` becomes create-under-a-new-name, then swap;
+* a transaction keeps a journal: a relation is renamed to a backup before its first change
+  and renamed back on rollback (relations created in the transaction are dropped), so a
+  failed run leaves the catalog as it found it. Commit drops the backups. The journal lives
+  in this process: a crash of the driver mid-transaction can leave ``__anonsql_undo_*``
+  relations behind (the previous versions, to rename back by hand).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlglot import exp
+
+from anonsql.backend.base import Backend
+from anonsql.backend.sql_templates import table
+from anonsql.errors import BackendError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+UNDO_PREFIX = "__anonsql_undo_"
+
+
+def delete_as_rewrite(statement: exp.Delete, staging: str) -> list[exp.Expression]:
+    """``DELETE FROM t WHERE c`` for tables without DELETE: copy the rows to keep into
+    ``staging`` (``EXCEPT ALL`` keeps rows where ``c`` is NULL, as DELETE does), drop ``t``,
+    rename the copy."""
+    name = statement.this.name
+    where = statement.args.get("where")
+    keep = exp.select("*").from_(table(name))
+    if where is not None:
+        keep = exp.except_(
+            keep, exp.select("*").from_(table(name)).where(where.this), distinct=False
+        )
+    else:
+        keep = keep.where(exp.false())
+    create = exp.Create(
+        this=table(staging),
+        kind="TABLE",
+        expression=keep,
+        properties=exp.Properties(expressions=[exp.FileFormatProperty(this=exp.var("parquet"))]),
+    )
+    rename = exp.Alter(
+        this=table(staging), kind="TABLE", actions=[exp.AlterRename(this=table(name))]
+    )
+    return [create, exp.Drop(tables=[table(name)], kind="TABLE"), rename]
+
+
+def local_session(warehouse: str | Path, master: str | None = None):
+    """A local SparkSession keeping its tables (and metastore) under ``warehouse``."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise BackendError(
+            "the Spark backend needs pyspark: pip install 'anonsql[spark]'"
+        ) from None
+    root = Path(warehouse).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    master = master or os.environ.get("ANONSQL_SPARK_MASTER", "local[*]")
+    metastore = root / "metastore_db"
+    builder = (
+        SparkSession.builder.master(master)
+        .appName("anonsql")
+        .config("spark.sql.warehouse.dir", str(root / "tables"))
+        .config(
+            "spark.hadoop.javax.jdo.option.ConnectionURL",
+            f"jdbc:derby:;databaseName={metastore};create=true",
+        )
+        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={root}")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.driver.memory", os.environ.get("ANONSQL_SPARK_MEMORY", "4g"))
+        .enableHiveSupport()
+    )
+    try:
+        session = builder.getOrCreate()
+    except Exception as e:  # no Java, or the JVM failed to start
+        raise BackendError(f"cannot start Spark: {str(e).strip().splitlines()[0]}") from None
+    session.sparkContext.setLogLevel("OFF")
+    return session
+
+
+class SparkBackend(Backend):
+    dialect = "spark"
+    # each step of a recursive query is a Spark job over the node table (6 s for a
+    # four-level hierarchy): the closure rows are computed in Python and written instead
+    recursive_closure = False
+
+    def __init__(self, target: Any) -> None:
+        super().__init__()
+        if isinstance(target, str):
+            location = target.split(":", 1)[1] if target.lower().startswith("spark:") else target
+            self.session = local_session(location or "spark-warehouse")
+        else:
+            self.session = target
+        self._journal: list[tuple[str, str, str | None]] = []  # (action, name, backup)
+        self._backups: dict[str, str] = {}
+        self._counter = 0
+
+    # -- running SQL -----------------------------------------------------------------------
+    def _sql(self, sql: str, params: list[Any] | None = None):
+        try:
+            return self.session.sql(sql, args=list(params)) if params else self.session.sql(sql)
+        except Exception as e:  # pyspark's AnalysisException, ParseException, Py4JJavaError
+            text = str(e).strip()
+            first = text.splitlines()[0] if text else type(e).__name__
+            raise BackendError(f"Spark: {first}") from e
+
+    def execute(self, statement: exp.Expression | str, params: list[Any] | None = None) -> None:
+        if isinstance(statement, exp.Expression):
+            if isinstance(statement, exp.Delete):
+                return self._delete(statement)
+            if isinstance(statement, exp.Create):
+                return self._create(statement)
+            if isinstance(statement, exp.Drop):
+                return self._drop(statement)
+            if isinstance(statement, exp.Insert):
+                self._protect(statement.this.find(exp.Table))
+        self._sql(self.sql_text(statement), params).collect()
+
+    def fetchall(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> list[tuple]:
+        return [tuple(r) for r in self._sql(self.sql_text(statement), params).collect()]
+
+    def fetch_df(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> pd.DataFrame:
+        frame = self._sql(self.sql_text(statement), params)
+        try:
+            return frame.toPandas()
+        except Exception as e:
+            raise BackendError(f"Spark: {str(e).strip().splitlines()[0]}") from e
+
+    def fetch_columns(
+        self, statement: exp.Expression | str, params: list[Any] | None = None
+    ) -> dict[str, Any]:
+        df = self.fetch_df(statement, params)
+        out: dict[str, Any] = {}
+        for name in df.columns:
+            col = df[name]
+            if col.dtype.kind == "f" and col.isna().any() and name != "n":
+                # an integer column with NULLs arrives as float: -1 marks the NULLs, as the
+                # DuckDB backend gives them
+                out[name] = col.fillna(-1).to_numpy(np.int64)
+            elif col.dtype.kind in "iuf":
+                out[name] = col.to_numpy()
+            else:
+                out[name] = col.astype(object).where(col.notna(), None).to_numpy(object)
+        return out
+
+    def run_user_sql(self, sql: str) -> pd.DataFrame | None:
+        frame = self._sql(sql)
+        if not frame.columns:
+            frame.collect()
+            return None
+        return frame.toPandas()
+
+    def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
+        import pyarrow as pa
+
+        data = self.session.createDataFrame(pa.Table.from_pandas(frame, preserve_index=False))
+        if temporary:
+            data.createOrReplaceTempView(name)
+            return
+        # through a private temporary view and CREATE TABLE AS, so the table gets the same
+        # journal as any other, and column names are only ever quoted identifiers
+        staging = self._fresh("__anonsql_frame_")
+        data.createOrReplaceTempView(staging)
+        try:
+            self.execute(
+                exp.Create(
+                    this=table(name),
+                    kind="TABLE",
+                    replace=True,
+                    expression=exp.select("*").from_(table(staging)),
+                )
+            )
+        finally:
+            self.session.catalog.dropTempView(staging)
+
+    # -- statements Spark's built-in tables lack -----------------------------------------------
+    def _fresh(self, stem: str) -> str:
+        self._counter += 1
+        return f"{stem}{os.getpid()}_{id(self)}_{self._counter}"
+
+    def _rename(self, kind: str, old: str, new: str) -> None:
+        self._sql(f"ALTER {kind} {self.quote(old)} RENAME TO {self.quote(new)}").collect()
+
+    def _kind_keyword(self, name: str) -> str:
+        return "VIEW" if self.relation_kind(name) == "view" else "TABLE"
+
+    def _protect(self, target: exp.Table | None) -> None:
+        """Before the first change of a relation in a transaction, keep a copy to restore."""
+        if not self._tx_depth or target is None:
+            return
+        name = target.name
+        if name in self._backups or self._is_temp(name) or not self.table_exists(name):
+            return
+        if self._kind_keyword(name) == "VIEW":
+            return  # views are only ever replaced whole, which _create journals
+        backup = self._fresh(UNDO_PREFIX)
+        if self.fetchall(exp.select("1").from_(table(name)).limit(1)):
+            self._sql(
+                f"CREATE TABLE {self.quote(backup)} USING parquet AS "
+                f"SELECT * FROM {self.quote(name)}"
+            ).collect()
+        else:
+            # an empty table is set aside and recreated empty: catalog operations only,
+            # no Spark job
+            self._rename("TABLE", name, backup)
+            self._sql(
+                f"CREATE TABLE {self.quote(name)} LIKE {self.quote(backup)} USING parquet"
+            ).collect()
+            self._journal.append(("renamed", name, f"TABLE:{backup}"))
+            self._backups[name] = backup
+            return
+        backup_kind = "TABLE"
+        self._backups[name] = backup
+        self._journal.append(("copied", name, f"{backup_kind}:{backup}"))
+
+    def _created(self, name: str) -> None:
+        if self._tx_depth and not self._is_temp(name):
+            self._journal.append(("created", name, None))
+
+    def _set_aside(self, name: str) -> None:
+        """Remove relation ``name``: inside a transaction it is renamed to a backup that
+        rollback restores, outside it is dropped."""
+        kind = self._kind_keyword(name)
+        if self._tx_depth and name not in self._backups:
+            backup = self._fresh(UNDO_PREFIX)
+            self._rename(kind, name, backup)
+            self._backups[name] = backup
+            self._journal.append(("renamed", name, f"{kind}:{backup}"))
+        else:
+            self._sql(f"DROP {kind} {self.quote(name)}").collect()
+
+    def _drop_if_exists(self, name: str) -> None:
+        if self._is_temp(name):
+            self._sql(f"DROP VIEW IF EXISTS {self.quote(name)}").collect()
+        elif self.table_exists(name):
+            self._set_aside(name)
+
+    def _drop(self, statement: exp.Drop) -> None:
+        found = statement.find(exp.Table)
+        target = found.name if found else ""
+        if not self.table_exists(target):
+            if statement.args.get("exists"):
+                return
+            raise BackendError(f"Spark: no table or view named {target!r}")
+        self._drop_if_exists(target)
+
+    def _create(self, statement: exp.Create) -> None:
+        target = statement.this.find(exp.Table)
+        name = target.name if target else ""
+        exists = bool(name) and self.table_exists(name)
+        if exists and statement.args.get("exists"):  # IF NOT EXISTS
+            return
+        kind = (statement.args.get("kind") or "").upper()
+        if exists and (statement.args.get("replace") or kind == "TABLE"):
+            self._set_aside(name)
+        statement = statement.copy()
+        statement.set("replace", False)
+        if kind == "TABLE" and statement.expression is not None:
+            # CTAS as parquet: the default Hive text format cannot hold arrays or NULLs
+            props = statement.args.get("properties") or exp.Properties(expressions=[])
+            props.append("expressions", exp.FileFormatProperty(this=exp.var("parquet")))
+            statement.set("properties", props)
+        self._sql(self.sql_text(statement)).collect()
+        self._created(name)
+
+    def _delete(self, statement: exp.Delete) -> None:
+        name = statement.this.name
+        where = statement.args.get("where")
+        source = table(name)
+        # rewriting a table costs a Spark job or three: skip it when no row matches
+        probe = exp.select("1").from_(source).limit(1)
+        if where is not None:
+            probe = probe.where(where.this)
+        if not self.fetchall(probe):
+            return
+        self._protect(statement.this)
+        for step in delete_as_rewrite(statement, self._fresh("__anonsql_rewrite_")):
+            self._sql(self.sql_text(step)).collect()
+
+    # -- transactions ------------------------------------------------------------------------
+    def _begin(self) -> None:
+        self._journal = []
+        self._backups = {}
+
+    def _commit(self) -> None:
+        for action, _name, backup in self._journal:
+            if action in ("copied", "renamed") and backup:
+                kind, _, bname = backup.partition(":")
+                self._sql(f"DROP {kind} IF EXISTS {self.quote(bname)}").collect()
+        self._journal, self._backups = [], {}
+
+    def _rollback(self) -> None:
+        for action, name, backup in reversed(self._journal):
+            try:
+                if action == "created" and self.table_exists(name):
+                    self._sql(f"DROP {self._kind_keyword(name)} {self.quote(name)}").collect()
+                elif action in ("copied", "renamed") and backup:
+                    kind, _, bname = backup.partition(":")
+                    if self.table_exists(name):
+                        self._sql(f"DROP {self._kind_keyword(name)} {self.quote(name)}").collect()
+                    self._rename(kind, bname, name)
+            except BackendError:
+                continue  # restore what can be restored; the backups stay visible
+        self._journal, self._backups = [], {}
+
+    # -- catalog -------------------------------------------------------------------------------
+    def _is_temp(self, name: str) -> bool:
+        return any(t.name == name and t.isTemporary for t in self.session.catalog.listTables())
+
+    def relation_names(self) -> list[str]:
+        return sorted(t.name for t in self.session.catalog.listTables())
+
+    def relation_kind(self, name: str) -> str | None:
+        catalog = self.session.catalog
+        try:
+            if not catalog.tableExists(self.quote(name)):
+                return None
+            info = catalog.getTable(self.quote(name))
+        except Exception:
+            return None
+        return "view" if (info.tableType or "").upper() in ("VIEW", "TEMPORARY") else "table"
+
+    def columns(self, name: str) -> list[str]:
+        return list(self._sql(self.sql_text(exp.select("*").from_(table(name)).limit(0))).columns)
+
+    def close(self) -> None:
+        """Leaves the session running: it may be shared (``getOrCreate``)."""

@@ -1,0 +1,184 @@
+"""The SQL of a finished run, for another engine: what ``anonsql transpile`` prints.
+
+A run's output is a view (or table) over the source table, the hierarchies' closure tables
+and the run's suppressed classes (lattice search) or recodings (GAA). The script recreates
+exactly those in the target: the hierarchy tables with the run's hierarchies, the rows the
+output reads, and the output itself. Every statement is generated through sqlglot for the
+target dialect (the same templates the backends run); a dialect that cannot express one
+(see :mod:`anonsql.backend.dialects`) fails before anything is printed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlglot import exp
+
+from anonsql.backend.base import generate
+from anonsql.backend.dialects import check_dialect_name
+from anonsql.backend.sql_templates import drop, table, template
+from anonsql.database import Database
+from anonsql.errors import InputError
+from anonsql.hierarchy.store import CLOSURE, NODES
+from anonsql.output.materialize import create_statement, output_query
+from anonsql.output.recoding import recoding_query
+
+# engines where CREATE OR REPLACE cannot replace every view or table (PostgreSQL has no
+# OR REPLACE TABLE, and replaces a view only by one with the same leading columns; Spark's
+# built-in tables have no REPLACE TABLE): the script drops and creates instead
+_DROP_AND_CREATE = {"postgres", "spark", "redshift", "materialize", "risingwave"}
+_NO_DELETE = {"spark", "spark2", "hive"}
+_TRANSACTIONAL_DDL = {"postgres", "duckdb", "redshift"}
+
+
+def _run_row(db: Database, run_id: int | None) -> dict[str, Any]:
+    be = db.backend
+    if not be.table_exists("anonsql_runs"):
+        raise InputError("this database has no anonsql runs yet")
+    if run_id is None:
+        rows = be.fetchall("SELECT MAX(run_id) FROM anonsql_runs WHERE output IS NOT NULL")
+        run_id = rows[0][0] if rows and rows[0][0] is not None else None
+        if run_id is None:
+            raise InputError("no run with an output in this database")
+    df = be.fetch_df("SELECT * FROM anonsql_runs WHERE run_id = ?", [int(run_id)])
+    if df.empty:
+        raise InputError(f"no run {run_id} in this database")
+    row = df.iloc[0].to_dict()
+    if not row.get("output"):
+        raise InputError(f"run {run_id} wrote no output, so there is nothing to deploy")
+    return row
+
+
+def _values_insert(name: str, columns: list[str], rows: list[tuple]) -> exp.Insert:
+    values = exp.values([tuple(exp.convert(v) for v in r) for r in rows])
+    return exp.insert(
+        values, exp.Schema(this=table(name), expressions=list(map(exp.to_identifier, columns)))
+    )
+
+
+def deployment_statements(db: Database, run_id: int | None, dialect: str) -> list[exp.Expression]:
+    """The statements, as sqlglot expressions, that rebuild run ``run_id``'s output."""
+    row = _run_row(db, run_id)
+    run_id = int(row["run_id"])
+    params = json.loads(row["parameters"])
+    qis: list[str] = params["qis"]
+    names = [params["hierarchies"][q] for q in qis]
+    source, output = row["source"], row["output"]
+    columns = params.get("columns") or db.backend.columns(source)
+    greedy = str(row["algorithm"]).startswith("greedy")
+
+    def t(template_name: str, /, **kw: Any) -> exp.Expression:
+        return template(template_name, dialect, **kw)
+
+    out: list[exp.Expression] = [
+        t("hierarchy/create_catalog"),
+        t("hierarchy/create_node"),
+        t("hierarchy/create_closure"),
+    ]
+    for name in dict.fromkeys(names):
+        h = db.hierarchies.load(name)
+        out += [t(f"hierarchy/{d}", name=name) for d in ("delete_closure", "delete_nodes")]
+        out.append(t("hierarchy/delete_catalog", name=name))
+        node_rows = [
+            (name, i, str(label), int(lv), None if p < 0 else int(p), int(n))
+            for i, (label, lv, p, n) in enumerate(
+                zip(h.labels, h.levels, h.parents, h.leaf_counts, strict=True)
+            )
+        ]
+        out.append(
+            _values_insert(
+                NODES, ["hierarchy", "id", "label", "level", "parent", "leaves"], node_rows
+            )
+        )
+        closure = h.closure_frame()
+        out.append(
+            _values_insert(
+                CLOSURE,
+                ["hierarchy", "ancestor", "descendant", "distance"],
+                [(name, int(a), int(d), int(k)) for a, d, k in closure.itertuples(index=False)],
+            )
+        )
+        out.append(
+            t(
+                "hierarchy/insert_catalog",
+                name=name,
+                height=h.height,
+                leaves=len(h.leaf_ids),
+                nodes=h.size,
+                source=h.source,
+            )
+        )
+    if greedy:
+        out.append(t("output/create_recodings"))
+        rec = db.backend.fetch_df(
+            "SELECT original, generalized, nodes FROM anonsql_recodings WHERE run_id = ?",
+            [run_id],
+        )
+        out.append(exp.delete(table("anonsql_recodings"), exp.column("run_id").eq(run_id)))
+        if len(rec):
+            rows = [
+                (run_id, list(map(str, o)), list(map(str, g)), [int(x) for x in n])
+                for o, g, n in rec.itertuples(index=False)
+            ]
+            out.append(
+                _values_insert(
+                    "anonsql_recodings", ["run_id", "original", "generalized", "nodes"], rows
+                )
+            )
+        query = recoding_query(source, columns, qis, run_id)
+    else:
+        out.append(t("output/create_suppressed"))
+        sup = db.backend.fetchall("SELECT class FROM anonsql_suppressed WHERE run_id = ?", [run_id])
+        out.append(exp.delete(table("anonsql_suppressed"), exp.column("run_id").eq(run_id)))
+        if sup:
+            rows = [(run_id, [str(x) for x in r[0]]) for r in sup]
+            out.append(_values_insert("anonsql_suppressed", ["run_id", "class"], rows))
+        levels = [int(json.loads(row["levels"])[q]) for q in qis]
+        query = output_query(
+            dialect,
+            source,
+            columns,
+            qis,
+            names,
+            levels,
+            run_id if sup else None,
+            bool(params.get("drop_suppressed")),
+        )
+    kind = row["materialize"] or "view"
+    if dialect in _DROP_AND_CREATE:
+        out.append(drop(kind, output))
+        out.append(create_statement(kind, output, query, replace=False))
+    else:
+        out.append(create_statement(kind, output, query))
+    return out
+
+
+def _portable(statements: list[exp.Expression], dialect: str) -> list[exp.Expression]:
+    """Spark's built-in tables have no DELETE: each becomes a rewrite of the table."""
+    if dialect not in _NO_DELETE:
+        return statements
+    from anonsql.backend.spark_backend import delete_as_rewrite
+
+    out: list[exp.Expression] = []
+    for n, s in enumerate(statements):
+        if isinstance(s, exp.Delete):
+            out += delete_as_rewrite(s, f"__anonsql_rewrite_{n}")
+        else:
+            out.append(s)
+    return out
+
+
+def deployment_script(db: Database, run_id: int | None, dialect: str) -> str:
+    """The statements as one SQL script for ``dialect``, in a transaction where the engine
+    has transactional DDL."""
+    check_dialect_name(dialect)
+    statements = _portable(deployment_statements(db, run_id, dialect), dialect)
+    texts = [generate(s, dialect) for s in statements]
+    if dialect in _TRANSACTIONAL_DDL:
+        texts = ["BEGIN", *texts, "COMMIT"]
+    header = f"-- anonsql: output of run {_run_row(db, run_id)['run_id']} for {dialect}\n"
+    return header + "".join(f"{s};\n" for s in texts)
+
+
+__all__ = ["deployment_script", "deployment_statements"]
