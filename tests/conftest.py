@@ -72,7 +72,7 @@ def pg_server():
         return
     if local_postgres.find_binaries() is None:
         pytest.skip("no PostgreSQL server binaries (Debian's postgresql package) on this machine")
-    server = local_postgres.start()
+    server = local_postgres.start(statement_timeout="300s")
     yield server
     server.stop()
 

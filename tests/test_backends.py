@@ -271,6 +271,20 @@ def test_cli_against_postgres(pg_url, tmp_path):
     assert r.exit_code == 1 and "nothing was installed" in r.output
     r = runner.invoke(cli, ["report", "1", "--db", pg_url, "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
+    # check and represent run on the engine, and agree with the same commands on DuckDB
+    duck = str(tmp_path / "same.duckdb")
+    assert runner.invoke(cli, ["demo", "--rows", "800", "--db", duck]).exit_code == 0
+    for args in (
+        ["check", "census_anonymized", "--qi", "age,sex,zip", "--k", "5", "--json"],
+        ["represent", "1", "--kind", "proportional"],
+        ["sql", "SELECT COUNT(*) AS n FROM census_anonymized_proportional", "--json"],
+    ):
+        on_pg = runner.invoke(cli, [*args, "--db", pg_url])
+        on_duck = runner.invoke(cli, [*args, "--db", duck])
+        assert on_pg.exit_code == on_duck.exit_code == 0, on_pg.output
+        assert on_pg.output == on_duck.output
+    columns = Database.open(pg_url).backend.columns("census_anonymized_proportional")
+    assert columns == Database.open(duck).backend.columns("census_anonymized_proportional")
     bad = runner.invoke(cli, ["hierarchy", "list", "--db", pg_url.replace("anonsql:", "x:", 1)])
     assert bad.exit_code == 1 and "cannot connect" in bad.output
     assert isinstance(BackendError("x"), AnonsqlError)

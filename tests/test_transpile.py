@@ -90,12 +90,17 @@ def test_cli_prints_and_refuses(source, tmp_path):
     assert r.exit_code == 1 and "no run 99" in r.output
 
 
-def test_postgres_has_no_arg_min_but_an_override(source):
-    """PostgreSQL lacks ARG_MIN: its template override is used; T-SQL lacks arrays."""
-    from anonsql.backend.base import generate
-    from anonsql.backend.sql_templates import table, template
+def test_constructs_a_dialect_lacks_are_refused():
+    """sqlglot would write ARG_MIN for SQLite and an array type for T-SQL; anonsql refuses."""
+    import sqlglot
 
-    lca = template("hierarchy/lca_sets", "postgres", name="age", sets=table("s"))
-    assert "ARRAY_AGG" in generate(lca, "postgres")
+    from anonsql.backend.base import generate
+
+    arg_min = sqlglot.parse_one("SELECT ARG_MIN(a, b) FROM t", read="duckdb")
+    assert "ARG_MIN" in generate(arg_min, "duckdb")
     with pytest.raises(UnsupportedDialectError, match="ARG_MIN"):
-        generate(template("hierarchy/lca_sets", "duckdb", name="age", sets=table("s")), "sqlite")
+        generate(arg_min, "sqlite")
+    array = sqlglot.parse_one("CREATE TABLE t (a VARCHAR[])", read="duckdb")
+    with pytest.raises(UnsupportedDialectError, match="array columns"):
+        generate(array, "tsql")
+    assert "TEXT[]" in generate(array, "postgres")

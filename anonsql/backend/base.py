@@ -90,6 +90,11 @@ class Backend(ABC):
     def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
         """Create table ``name`` from a DataFrame (replacing a table of that name)."""
 
+    def refresh_statistics(self, *names: str) -> None:
+        """Tell the planner about tables anonsql just filled (no-op where the engine keeps
+        its statistics itself)."""
+        return None
+
     # -- transactions ----------------------------------------------------------------------
     @abstractmethod
     def _begin(self) -> None: ...

@@ -76,9 +76,10 @@ class LocalPostgres:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def start(password: str = "anonsql") -> LocalPostgres:
+def start(password: str = "anonsql", statement_timeout: str | None = None) -> LocalPostgres:
     """initdb + pg_ctl start on a free loopback port; raises :class:`BackendError` when the
-    binaries are missing or the server does not come up."""
+    binaries are missing or the server does not come up. ``statement_timeout`` (e.g.
+    ``"300s"``) bounds every query, so a test that hangs cannot leave a busy server behind."""
     bindir = find_binaries()
     if bindir is None:
         raise BackendError(
@@ -110,7 +111,8 @@ def start(password: str = "anonsql") -> LocalPostgres:
             "pg_ctl", "-D", str(data), "-w", "-t", "60", "-l", str(directory / "log"),
             "-o", f"-c listen_addresses=127.0.0.1 -p {server.port} -k {directory} "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-            "-c shared_buffers=256MB -c work_mem=256MB -c max_parallel_workers_per_gather=2",
+            "-c shared_buffers=256MB -c work_mem=256MB -c max_parallel_workers_per_gather=2"
+            + (f" -c statement_timeout={statement_timeout}" if statement_timeout else ""),
             "start",
         )  # fmt: skip
     except subprocess.CalledProcessError as e:

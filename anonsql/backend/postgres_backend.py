@@ -203,6 +203,12 @@ class PostgresBackend(Backend):
             except self._psycopg.Error as e:
                 raise BackendError(f"PostgreSQL: {str(e).strip().splitlines()[0]}") from e
 
+    def refresh_statistics(self, *names: str) -> None:
+        # tables filled a moment ago have no statistics until autovacuum gets to them, and
+        # the planner then takes them for nearly empty
+        for name in names:
+            self.run_user_sql(f"ANALYZE {self.quote(name)}")  # PostgreSQL text, run as is
+
     # -- transactions ------------------------------------------------------------------------
     def _begin(self) -> None:
         self.con.execute("BEGIN")

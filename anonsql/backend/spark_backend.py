@@ -37,6 +37,11 @@ if TYPE_CHECKING:
 UNDO_PREFIX = "__anonsql_undo_"
 
 
+def _error(e: Exception) -> BackendError:
+    text = str(e).strip()
+    return BackendError(f"Spark: {text.splitlines()[0] if text else type(e).__name__}")
+
+
 def delete_as_rewrite(statement: exp.Delete, staging: str) -> list[exp.Expression]:
     """``DELETE FROM t WHERE c`` for tables without DELETE: copy the rows to keep into
     ``staging`` (``EXCEPT ALL`` keeps rows where ``c`` is NULL, as DELETE does), drop ``t``,
@@ -120,9 +125,16 @@ class SparkBackend(Backend):
         try:
             return self.session.sql(sql, args=list(params)) if params else self.session.sql(sql)
         except Exception as e:  # pyspark's AnalysisException, ParseException, Py4JJavaError
-            text = str(e).strip()
-            first = text.splitlines()[0] if text else type(e).__name__
-            raise BackendError(f"Spark: {first}") from e
+            raise _error(e) from e
+
+    def _collect(self, sql: str, params: list[Any] | None = None) -> list:
+        """Run a statement to the end; errors at analysis or at run time become one-line
+        :class:`BackendError` messages."""
+        frame = self._sql(sql, params)
+        try:
+            return frame.collect()
+        except Exception as e:
+            raise _error(e) from e
 
     def execute(self, statement: exp.Expression | str, params: list[Any] | None = None) -> None:
         if isinstance(statement, exp.Expression):
@@ -134,30 +146,37 @@ class SparkBackend(Backend):
                 return self._drop(statement)
             if isinstance(statement, exp.Insert):
                 self._protect(statement.this.find(exp.Table))
-        self._sql(self.sql_text(statement), params).collect()
+        self._collect(self.sql_text(statement), params)
 
     def fetchall(
         self, statement: exp.Expression | str, params: list[Any] | None = None
     ) -> list[tuple]:
-        return [tuple(r) for r in self._sql(self.sql_text(statement), params).collect()]
+        return [tuple(r) for r in self._collect(self.sql_text(statement), params)]
 
     def fetch_df(
         self, statement: exp.Expression | str, params: list[Any] | None = None
     ) -> pd.DataFrame:
-        frame = self._sql(self.sql_text(statement), params)
+        return self._to_pandas(self._sql(self.sql_text(statement), params))
+
+    @staticmethod
+    def _to_pandas(frame) -> pd.DataFrame:
         try:
             return frame.toPandas()
         except Exception as e:
-            raise BackendError(f"Spark: {str(e).strip().splitlines()[0]}") from e
+            raise _error(e) from e
 
     def fetch_columns(
         self, statement: exp.Expression | str, params: list[Any] | None = None
     ) -> dict[str, Any]:
-        df = self.fetch_df(statement, params)
+        from pyspark.sql.types import IntegralType
+
+        frame = self._sql(self.sql_text(statement), params)
+        integral = {f.name for f in frame.schema.fields if isinstance(f.dataType, IntegralType)}
+        df = self._to_pandas(frame)
         out: dict[str, Any] = {}
         for name in df.columns:
             col = df[name]
-            if col.dtype.kind == "f" and col.isna().any() and name != "n":
+            if name in integral:
                 # an integer column with NULLs arrives as float: -1 marks the NULLs, as the
                 # DuckDB backend gives them
                 out[name] = col.fillna(-1).to_numpy(np.int64)
@@ -168,11 +187,10 @@ class SparkBackend(Backend):
         return out
 
     def run_user_sql(self, sql: str) -> pd.DataFrame | None:
-        frame = self._sql(sql)
+        frame = self._sql(sql)  # a command (CREATE, INSERT, ...) runs here, once
         if not frame.columns:
-            frame.collect()
             return None
-        return frame.toPandas()
+        return self._to_pandas(frame)
 
     def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
         import pyarrow as pa
@@ -203,7 +221,7 @@ class SparkBackend(Backend):
         return f"{stem}{os.getpid()}_{id(self)}_{self._counter}"
 
     def _rename(self, kind: str, old: str, new: str) -> None:
-        self._sql(f"ALTER {kind} {self.quote(old)} RENAME TO {self.quote(new)}").collect()
+        self._collect(f"ALTER {kind} {self.quote(old)} RENAME TO {self.quote(new)}")
 
     def _kind_keyword(self, name: str) -> str:
         return "VIEW" if self.relation_kind(name) == "view" else "TABLE"
@@ -219,17 +237,17 @@ class SparkBackend(Backend):
             return  # views are only ever replaced whole, which _create journals
         backup = self._fresh(UNDO_PREFIX)
         if self.fetchall(exp.select("1").from_(table(name)).limit(1)):
-            self._sql(
+            self._collect(
                 f"CREATE TABLE {self.quote(backup)} USING parquet AS "
                 f"SELECT * FROM {self.quote(name)}"
-            ).collect()
+            )
         else:
             # an empty table is set aside and recreated empty: catalog operations only,
             # no Spark job
             self._rename("TABLE", name, backup)
-            self._sql(
+            self._collect(
                 f"CREATE TABLE {self.quote(name)} LIKE {self.quote(backup)} USING parquet"
-            ).collect()
+            )
             self._journal.append(("renamed", name, f"TABLE:{backup}"))
             self._backups[name] = backup
             return
@@ -251,11 +269,11 @@ class SparkBackend(Backend):
             self._backups[name] = backup
             self._journal.append(("renamed", name, f"{kind}:{backup}"))
         else:
-            self._sql(f"DROP {kind} {self.quote(name)}").collect()
+            self._collect(f"DROP {kind} {self.quote(name)}")
 
     def _drop_if_exists(self, name: str) -> None:
         if self._is_temp(name):
-            self._sql(f"DROP VIEW IF EXISTS {self.quote(name)}").collect()
+            self._collect(f"DROP VIEW IF EXISTS {self.quote(name)}")
         elif self.table_exists(name):
             self._set_aside(name)
 
@@ -284,7 +302,7 @@ class SparkBackend(Backend):
             props = statement.args.get("properties") or exp.Properties(expressions=[])
             props.append("expressions", exp.FileFormatProperty(this=exp.var("parquet")))
             statement.set("properties", props)
-        self._sql(self.sql_text(statement)).collect()
+        self._collect(self.sql_text(statement))
         self._created(name)
 
     def _delete(self, statement: exp.Delete) -> None:
@@ -299,7 +317,7 @@ class SparkBackend(Backend):
             return
         self._protect(statement.this)
         for step in delete_as_rewrite(statement, self._fresh("__anonsql_rewrite_")):
-            self._sql(self.sql_text(step)).collect()
+            self._collect(self.sql_text(step))
 
     # -- transactions ------------------------------------------------------------------------
     def _begin(self) -> None:
@@ -310,18 +328,18 @@ class SparkBackend(Backend):
         for action, _name, backup in self._journal:
             if action in ("copied", "renamed") and backup:
                 kind, _, bname = backup.partition(":")
-                self._sql(f"DROP {kind} IF EXISTS {self.quote(bname)}").collect()
+                self._collect(f"DROP {kind} IF EXISTS {self.quote(bname)}")
         self._journal, self._backups = [], {}
 
     def _rollback(self) -> None:
         for action, name, backup in reversed(self._journal):
             try:
                 if action == "created" and self.table_exists(name):
-                    self._sql(f"DROP {self._kind_keyword(name)} {self.quote(name)}").collect()
+                    self._collect(f"DROP {self._kind_keyword(name)} {self.quote(name)}")
                 elif action in ("copied", "renamed") and backup:
                     kind, _, bname = backup.partition(":")
                     if self.table_exists(name):
-                        self._sql(f"DROP {self._kind_keyword(name)} {self.quote(name)}").collect()
+                        self._collect(f"DROP {self._kind_keyword(name)} {self.quote(name)}")
                     self._rename(kind, bname, name)
             except BackendError:
                 continue  # restore what can be restored; the backups stay visible

@@ -76,6 +76,7 @@ class HierarchyStore:
                 )
             )
         self._cache.pop(name, None)
+        self.backend.refresh_statistics(CATALOG, NODES, CLOSURE)
         return hierarchy
 
     def _insert_frame(self, template_name: str, frame, name: str) -> None:

@@ -57,6 +57,7 @@ class Provenance:
             self._insert_frame(
                 "output/insert_suppressed", pd.DataFrame({"class": keys}), run_id=run_id
             )
+            self.backend.refresh_statistics("anonsql_suppressed")
 
     def replace_recodings(
         self,
@@ -71,6 +72,7 @@ class Provenance:
         self.backend.execute(self._t("output/delete_recodings_of_output", output=output))
         frame = pd.DataFrame({"original": original, "generalized": generalized, "nodes": nodes})
         self._insert_frame("output/insert_recodings", frame, run_id=run_id)
+        self.backend.refresh_statistics("anonsql_recodings")
 
     def record_solutions(self, run_id: int, frame: pd.DataFrame) -> None:
         if len(frame):

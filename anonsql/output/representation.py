@@ -26,6 +26,9 @@ from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.hierarchy.store import CLOSURE, NODES
 
+#: name of the common table expression holding the run's anonymized rows
+_ROWS = "__anonsql_rows"
+
 REPRESENTATIONS = ("proportional", "oneclass", "fillparent", "fillchild")
 
 
@@ -113,7 +116,11 @@ def representation_query(db, run_id: int, kind: str, with_original: bool = False
         raise InputError(
             f"unknown representation {kind!r}; use one of {', '.join(REPRESENTATIONS)}"
         )
-    rows, qis, columns, hs, names = rows_query(db, run_id)
+    query, qis, columns, hs, names = rows_query(db, run_id)
+    # the anonymized rows are read up to m + 2 times: as a common table expression they are
+    # computed once (PostgreSQL materializes a CTE referenced more than once; inlined copies
+    # of the subquery were re-run inside nested loops there)
+    rows = table(_ROWS)
     colnames = column_names(qis, hs, columns)
     m = len(qis)
     keys = [f"__n{j}" for j in range(m)]
@@ -123,7 +130,7 @@ def representation_query(db, run_id: int, kind: str, with_original: bool = False
     if kind == "proportional":
         props = _proportions(rows, qis, names, hs, colnames)
         on = exp.and_(*[column(k, "r").eq(column(k, "p")) for k in keys])
-        out = out.from_(exp.alias_(rows.subquery(), "r", table=True)).join(
+        out = out.from_(exp.alias_(rows.copy(), "r", table=True)).join(
             exp.alias_(props.subquery(), "p", table=True), on=on
         )
         for j in range(m):
@@ -132,8 +139,8 @@ def representation_query(db, run_id: int, kind: str, with_original: bool = False
                     exp.alias_(column(colnames[j][node], "p"), ident(colnames[j][node])),
                     copy=False,
                 )
-        return out
-    out = out.from_(exp.alias_(rows.subquery(), "r", table=True))
+        return out.with_(ident(_ROWS), as_=query, copy=False)
+    out = out.from_(exp.alias_(rows.copy(), "r", table=True))
     for j, h in enumerate(hs):
         gen = column(f"__n{j}", "r")
         for node in range(h.size):
@@ -148,7 +155,7 @@ def representation_query(db, run_id: int, kind: str, with_original: bool = False
                 ifs=[exp.If(this=hit, true=exp.Literal.number(1))], default=exp.Literal.number(0)
             )
             out = out.select(exp.alias_(value, ident(colnames[j][node])), copy=False)
-    return out
+    return out.with_(ident(_ROWS), as_=query, copy=False)
 
 
 def _ancestors(h: Hierarchy, node: int) -> set[int]:
@@ -172,7 +179,7 @@ def _proportions(rows, qis, names, hs, colnames) -> exp.Select:
                 exp.alias_(exp.Literal.number(j), "qi"),
                 exp.alias_(column("ancestor", "c"), "node"),
             )
-            .from_(exp.alias_(rows.subquery(), "x", table=True))
+            .from_(exp.alias_(rows.copy(), "x", table=True))
             .join(
                 leaf,
                 on=exp.and_(
@@ -196,7 +203,7 @@ def _proportions(rows, qis, names, hs, colnames) -> exp.Select:
     size = exp.alias_(exp.Count(this=exp.Star()), "__size")
     sizes = (
         exp.select(*[column(k) for k in keys], size)
-        .from_(exp.alias_(rows.subquery(), "y", table=True))
+        .from_(exp.alias_(rows.copy(), "y", table=True))
         .group_by(*[column(k) for k in keys])
     )
     props = (

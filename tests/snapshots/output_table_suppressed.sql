@@ -1,11 +1,23 @@
 CREATE OR REPLACE TABLE "people_k5" AS
 SELECT
-  CASE WHEN NOT sup.k0 IS NULL THEN '*' ELSE m0.generalized END AS "age",
-  CASE WHEN NOT sup.k0 IS NULL THEN '*' ELSE m1.generalized END AS "sex",
-  CASE WHEN NOT sup.k0 IS NULL THEN '*' ELSE CAST(s."zip""; --" AS TEXT) END AS "zip""; --",
+  CASE
+    WHEN NOT sup.k0 IS NULL OR m0.node IS NULL OR m1.node IS NULL
+    THEN '*'
+    ELSE m0.generalized
+  END AS "age",
+  CASE
+    WHEN NOT sup.k0 IS NULL OR m0.node IS NULL OR m1.node IS NULL
+    THEN '*'
+    ELSE m1.generalized
+  END AS "sex",
+  CASE
+    WHEN NOT sup.k0 IS NULL OR m0.node IS NULL OR m1.node IS NULL
+    THEN '*'
+    ELSE CAST(s."zip""; --" AS TEXT)
+  END AS "zip""; --",
   s."income" AS "income"
 FROM "people" AS s
-JOIN (
+LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */
   SELECT
     leaf.label AS value,
@@ -20,7 +32,7 @@ JOIN (
     leaf.hierarchy = 'age' AND leaf.level = 0
 ) AS m0
   ON m0.value = CAST(s."age" AS TEXT)
-JOIN (
+LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */
   SELECT
     leaf.label AS value,

@@ -3,7 +3,7 @@ SELECT
   m1.generalized AS "sex",
   m2.generalized AS "zip""; --"
 FROM "people" AS s
-JOIN (
+LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */
   SELECT
     leaf.label AS value,
@@ -18,7 +18,7 @@ JOIN (
     leaf.hierarchy = 'sex' AND leaf.level = 0
 ) AS m1
   ON m1.value = CAST(s."sex" AS TEXT)
-JOIN (
+LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */
   SELECT
     leaf.label AS value,
@@ -46,4 +46,6 @@ LEFT JOIN (
   AND sup.k1 = m1.generalized
   AND sup.k2 = m2.generalized
 WHERE
-  sup.k0 IS NULL
+  NOT (
+    NOT sup.k0 IS NULL OR m1.node IS NULL OR m2.node IS NULL
+  )

@@ -1,11 +1,11 @@
 CREATE OR REPLACE VIEW "people_k5" AS
 SELECT
   s."id" AS "id",
-  m0.generalized AS "age",
-  CAST(s."sex" AS TEXT) AS "sex",
-  m2.generalized AS "zip""; --"
+  CASE WHEN m0.node IS NULL OR m2.node IS NULL THEN '*' ELSE m0.generalized END AS "age",
+  CASE WHEN m0.node IS NULL OR m2.node IS NULL THEN '*' ELSE CAST(s."sex" AS TEXT) END AS "sex",
+  CASE WHEN m0.node IS NULL OR m2.node IS NULL THEN '*' ELSE m2.generalized END AS "zip""; --"
 FROM "people" AS s
-JOIN (
+LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */
   SELECT
     leaf.label AS value,
@@ -20,7 +20,7 @@ JOIN (
     leaf.hierarchy = 'age' AND leaf.level = 0
 ) AS m0
   ON m0.value = CAST(s."age" AS TEXT)
-JOIN (
+LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */
   SELECT
     leaf.label AS value,

@@ -1,9 +1,21 @@
 SELECT
-  CASE WHEN NOT sup.k0 IS NULL THEN '*' ELSE m0.generalized END AS "age",
-  CASE WHEN NOT sup.k0 IS NULL THEN '*' ELSE CAST(s."sex" AS VARCHAR) END AS "sex",
-  CASE WHEN NOT sup.k0 IS NULL THEN '*' ELSE m2.generalized END AS "zip""; --"
+  CASE
+    WHEN NOT sup.k0 IS NULL OR m0.node IS NULL OR m2.node IS NULL
+    THEN '*'
+    ELSE m0.generalized
+  END AS "age",
+  CASE
+    WHEN NOT sup.k0 IS NULL OR m0.node IS NULL OR m2.node IS NULL
+    THEN '*'
+    ELSE CAST(s."sex" AS VARCHAR)
+  END AS "sex",
+  CASE
+    WHEN NOT sup.k0 IS NULL OR m0.node IS NULL OR m2.node IS NULL
+    THEN '*'
+    ELSE m2.generalized
+  END AS "zip""; --"
 FROM "people" AS s
-JOIN (
+LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */
   SELECT
     leaf.label AS value,
@@ -18,7 +30,7 @@ JOIN (
     leaf.hierarchy = 'age' AND leaf.level = 0
 ) AS m0
   ON m0.value = CAST(s."age" AS VARCHAR)
-JOIN (
+LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */
   SELECT
     leaf.label AS value,
