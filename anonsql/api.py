@@ -44,6 +44,7 @@ class Run:
 def open_source(source: Any, table: str | None):
     """(Database, table name) for every accepted form of ``source``; a DataFrame is copied
     into an in-memory database first."""
+    from anonsql.backend import backend_name
     from anonsql.database import Database
 
     if isinstance(source, tuple):
@@ -66,10 +67,12 @@ def open_source(source: Any, table: str | None):
         from anonsql.backend.duckdb_backend import DuckDBBackend
 
         db = Database(DuckDBBackend(source))
+    elif backend_name(source) != "duckdb":  # a psycopg connection or a SparkSession
+        db = Database.open(source)
     else:
         raise InputError(
-            "source is a DuckDB connection, a database path or a pandas DataFrame (with the "
-            f"table name where needed), not {type(source).__name__}"
+            "source is a DuckDB, psycopg or Spark connection, a database path or URL, or a "
+            f"pandas DataFrame (with the table name where needed), not {type(source).__name__}"
         )
     if not table:
         raise InputError("name the table to anonymize (table=...)")
@@ -115,7 +118,8 @@ def anonymize(source: Any, spec: Any = None, /, *, table: str | None = None, **o
     """Anonymize ``source`` as ``spec`` (a mapping of options, see the README, or a
     :class:`~anonsql.anonymization.Spec`); options may also be given as keywords.
 
-    ``source`` is a DuckDB connection, a database path or an anonsql Database (with
+    ``source`` is a DuckDB, psycopg or Spark connection, a database path or URL
+    (``postgresql://...``, ``spark:DIR``) or an anonsql Database (with
     ``table``, or as a ``(source, table)`` tuple), or a pandas DataFrame, which is
     anonymized in a throw-away in-memory database (output name default ``anonymized``;
     read it with :meth:`Run.to_frame`)."""

@@ -63,7 +63,7 @@ def _definitions() -> dict:
 def test_api_errors_are_clear(census_file):
     with pytest.raises(InputError, match="name the table"):
         anonsql.anonymize(str(census_file), GOAL)
-    with pytest.raises(InputError, match="source is a DuckDB connection"):
+    with pytest.raises(InputError, match="source is a DuckDB, psycopg or Spark connection"):
         anonsql.anonymize(42, GOAL, table="census")
     with pytest.raises(InputError, match="unknown option 'kay'"):
         anonsql.anonymize((str(census_file), "census"), {**GOAL, "kay": 5})

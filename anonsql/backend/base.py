@@ -81,10 +81,10 @@ class Backend(ABC):
         df = self.fetch_df(statement, params)
         return {c: df[c].to_numpy() for c in df.columns}
 
+    @abstractmethod
     def run_user_sql(self, sql: str) -> pd.DataFrame | None:
         """A user's statement in the engine's own dialect, run verbatim (the ``anonsql sql``
         surface): its rows, or None for a statement without a result."""
-        raise NotImplementedError
 
     @abstractmethod
     def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:

@@ -58,6 +58,10 @@ class DuckDBBackend(Backend):
             out[name] = np.asarray(col)
         return out
 
+    def run_user_sql(self, sql: str) -> pd.DataFrame | None:
+        relation = self.con.sql(sql)
+        return None if relation is None else relation.df()
+
     def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
         # A DataFrame is registered under a private name and copied with CREATE TABLE AS:
         # the user-visible name only ever appears as a quoted identifier.

@@ -251,9 +251,8 @@ class SparkBackend(Backend):
             self._journal.append(("renamed", name, f"TABLE:{backup}"))
             self._backups[name] = backup
             return
-        backup_kind = "TABLE"
         self._backups[name] = backup
-        self._journal.append(("copied", name, f"{backup_kind}:{backup}"))
+        self._journal.append(("copied", name, f"TABLE:{backup}"))
 
     def _created(self, name: str) -> None:
         if self._tx_depth and not self._is_temp(name):
