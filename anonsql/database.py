@@ -37,11 +37,11 @@ class Database:
     def open(cls, target: Any = "anonsql.duckdb") -> Database:
         """Open a DuckDB file (the default), a PostgreSQL URL (``postgresql://...``), a
         Spark warehouse (``spark:DIR``), or wrap an open connection or SparkSession."""
-        from anonsql.backend import backend_name, connect
+        from anonsql.backend import connect
 
-        kind = backend_name(target if not isinstance(target, Path) else str(target))
+        target = str(target) if isinstance(target, Path) else target
         try:
-            backend = connect(str(target) if isinstance(target, Path) else target)
+            backend = connect(target)
         except AnonsqlError:
             raise
         except Exception as e:  # duckdb's IOException and friends
@@ -49,7 +49,7 @@ class Database:
         try:
             return cls(backend)
         except AnonsqlError:
-            if kind != "duckdb":
+            if backend.dialect != "duckdb":
                 backend.close()
             raise
 

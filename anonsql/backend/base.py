@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +12,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
-from anonsql.backend.sql_templates import ident
+from anonsql.backend.sql_templates import drop, ident, table
 from anonsql.errors import InputError, UnsupportedDialectError
 
 if TYPE_CHECKING:
@@ -89,6 +89,16 @@ class Backend(ABC):
     @abstractmethod
     def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
         """Create table ``name`` from a DataFrame (replacing a table of that name)."""
+
+    def insert_frame(self, statement: Callable[[exp.Table], exp.Expression], frame) -> None:
+        """Run ``statement(staging)``, an INSERT ... SELECT reading ``frame`` staged as a
+        temporary table (the frame's values never become SQL text)."""
+        staging = "__anonsql_staging"
+        self.write_frame(staging, frame, temporary=True)
+        try:
+            self.execute(statement(table(staging)))
+        finally:
+            self.execute(drop("table", staging))
 
     def refresh_statistics(self, *names: str) -> None:
         """Tell the planner about tables anonsql just filled (no-op where the engine keeps

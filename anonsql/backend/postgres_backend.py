@@ -167,12 +167,13 @@ class PostgresBackend(Backend):
         return pd.DataFrame(cur.fetchall(), columns=[d.name for d in cur.description])
 
     def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
+        types = [_pg_type(frame[c]) for c in frame.columns]
         columns = [
             exp.ColumnDef(
                 this=exp.to_identifier(str(c), quoted=True),
-                kind=exp.DataType.build(_pg_type(frame[c]), dialect="postgres"),
+                kind=exp.DataType.build(t, dialect="postgres"),
             )
-            for c in frame.columns
+            for c, t in zip(frame.columns, types, strict=True)
         ]
         create = exp.Create(
             this=exp.Schema(this=table(name), expressions=columns),
@@ -183,7 +184,7 @@ class PostgresBackend(Backend):
         with self.transaction():
             self.execute(drop("table", name))
             self.execute(create)
-            has_lists = any(t.endswith("[]") for t in map(_pg_type, map(frame.get, frame.columns)))
+            has_lists = any(t.endswith("[]") for t in types)
             try:
                 with self.con.cursor() as cur:
                     if has_lists:

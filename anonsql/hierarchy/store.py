@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from anonsql.backend.base import Backend
-from anonsql.backend.sql_templates import drop, ident, table, template
+from anonsql.backend.sql_templates import ident, table, template
 from anonsql.errors import HierarchyError, InputError, MissingValuesError
 from anonsql.hierarchy.hierarchy import Hierarchy
 
@@ -28,7 +28,19 @@ if TYPE_CHECKING:
 CATALOG = "anonsql_hierarchy"
 NODES = "anonsql_hierarchy_node"
 CLOSURE = "anonsql_hierarchy_closure"
-_STAGING = "__anonsql_hierarchy_staging"
+
+
+def catalog_insert(name: str, hierarchy: Hierarchy, dialect: str):
+    """The catalog row of a stored hierarchy (``sql/hierarchy/insert_catalog.sql``)."""
+    return template(
+        "hierarchy/insert_catalog",
+        dialect,
+        name=name,
+        height=hierarchy.height,
+        leaves=len(hierarchy.leaf_ids),
+        nodes=hierarchy.size,
+        source=hierarchy.source,
+    )
 
 
 class HierarchyStore:
@@ -65,26 +77,15 @@ class HierarchyStore:
                 self.backend.execute(self._t("hierarchy/insert_closure", name=name))
             else:
                 self._insert_frame("hierarchy/insert_closure_rows", hierarchy.closure_frame(), name)
-            self.backend.execute(
-                self._t(
-                    "hierarchy/insert_catalog",
-                    name=name,
-                    height=hierarchy.height,
-                    leaves=len(hierarchy.leaf_ids),
-                    nodes=hierarchy.size,
-                    source=hierarchy.source,
-                )
-            )
+            self.backend.execute(catalog_insert(name, hierarchy, self.backend.dialect))
         self._cache.pop(name, None)
         self.backend.refresh_statistics(CATALOG, NODES, CLOSURE)
         return hierarchy
 
     def _insert_frame(self, template_name: str, frame, name: str) -> None:
-        self.backend.write_frame(_STAGING, frame, temporary=True)
-        try:
-            self.backend.execute(self._t(template_name, name=name, frame=table(_STAGING)))
-        finally:
-            self.backend.execute(drop("table", _STAGING))
+        self.backend.insert_frame(
+            lambda staged: self._t(template_name, name=name, frame=staged), frame
+        )
 
     def _delete(self, name: str) -> None:
         for t in ("delete_closure", "delete_nodes", "delete_catalog"):

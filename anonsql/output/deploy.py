@@ -20,7 +20,7 @@ from anonsql.backend.dialects import check_dialect_name
 from anonsql.backend.sql_templates import drop, table, template
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.hierarchy.store import CLOSURE, NODES
+from anonsql.hierarchy.store import CLOSURE, NODES, catalog_insert
 from anonsql.output.materialize import create_statement, output_query
 from anonsql.output.recoding import recoding_query
 
@@ -59,7 +59,10 @@ def _values_insert(name: str, columns: list[str], rows: list[tuple]) -> exp.Inse
 
 def deployment_statements(db: Database, run_id: int | None, dialect: str) -> list[exp.Expression]:
     """The statements, as sqlglot expressions, that rebuild run ``run_id``'s output."""
-    row = _run_row(db, run_id)
+    return _statements(db, _run_row(db, run_id), dialect)
+
+
+def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Expression]:
     run_id = int(row["run_id"])
     params = json.loads(row["parameters"])
     qis: list[str] = params["qis"]
@@ -99,16 +102,7 @@ def deployment_statements(db: Database, run_id: int | None, dialect: str) -> lis
                 [(name, int(a), int(d), int(k)) for a, d, k in closure.itertuples(index=False)],
             )
         )
-        out.append(
-            t(
-                "hierarchy/insert_catalog",
-                name=name,
-                height=h.height,
-                leaves=len(h.leaf_ids),
-                nodes=h.size,
-                source=h.source,
-            )
-        )
+        out.append(catalog_insert(name, h, dialect))
     if greedy:
         out.append(t("output/create_recodings"))
         rec = db.backend.fetch_df(
@@ -173,11 +167,12 @@ def deployment_script(db: Database, run_id: int | None, dialect: str) -> str:
     """The statements as one SQL script for ``dialect``, in a transaction where the engine
     has transactional DDL."""
     check_dialect_name(dialect)
-    statements = _portable(deployment_statements(db, run_id, dialect), dialect)
+    row = _run_row(db, run_id)
+    statements = _portable(_statements(db, row, dialect), dialect)
     texts = [generate(s, dialect) for s in statements]
     if dialect in _TRANSACTIONAL_DDL:
         texts = ["BEGIN", *texts, "COMMIT"]
-    header = f"-- anonsql: output of run {_run_row(db, run_id)['run_id']} for {dialect}\n"
+    header = f"-- anonsql: output of run {row['run_id']} for {dialect}\n"
     return header + "".join(f"{s};\n" for s in texts)
 
 

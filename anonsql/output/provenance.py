@@ -9,9 +9,7 @@ from typing import Any
 import pandas as pd
 
 from anonsql.backend.base import Backend
-from anonsql.backend.sql_templates import drop, table, template
-
-_STAGING = "__anonsql_output_staging"
+from anonsql.backend.sql_templates import template
 
 
 class Provenance:
@@ -38,11 +36,7 @@ class Provenance:
         return bool(rows)
 
     def _insert_frame(self, name: str, frame: pd.DataFrame, **params: Any) -> None:
-        self.backend.write_frame(_STAGING, frame, temporary=True)
-        try:
-            self.backend.execute(self._t(name, frame=table(_STAGING), **params))
-        finally:
-            self.backend.execute(drop("table", _STAGING))
+        self.backend.insert_frame(lambda staged: self._t(name, frame=staged, **params), frame)
 
     def record_run(self, run_id: int, **fields: Any) -> None:
         as_json = {
