@@ -1,0 +1,136 @@
+"""``anonsql anonymize`` and ``anonsql run``: anonymization runs from options or spec files."""
+
+from __future__ import annotations
+
+import click
+
+from anonsql.cli.common import (
+    DB_HELP,
+    _echo_result,
+    _parse_pairs,
+    _print_result,
+    _progress,
+    _spec,
+    db_option,
+    friendly,
+    model_options,
+    open_db,
+)
+
+
+@click.command()
+@click.argument("table")
+@click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
+@click.option("--sa", help="Sensitive attribute (for l-diversity and t-closeness).")
+@model_options
+@click.option(
+    "--suppression",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Share of records that may be suppressed, in [0, 1].",
+)
+@click.option(
+    "--metric",
+    default=None,
+    help="Quality model: loss (default), precision, height, entropy, entropy-nm, aecs, dm, "
+    "dm-star, or seed 004's distortion, ncp, total, llm, nllm, wllm, wnllm (with greedy: "
+    "one of those seven, default nllm).",
+)
+@click.option(
+    "--algorithm",
+    default="flash",
+    show_default=True,
+    type=click.Choice(["flash", "exhaustive", "greedy"]),
+    help="flash/exhaustive: optimal full-domain recoding; greedy: seed 004's GAA.",
+)
+@click.option(
+    "--strategy",
+    default="s1",
+    show_default=True,
+    type=click.Choice(["s1", "s2", "s3", "s4", "s5", "s6", "s7", "ldiv", "tclo"]),
+    help="GAA's merging strategy (seed 004 Def. 17; ldiv/tclo: the pure references).",
+)
+@click.option(
+    "--hierarchy",
+    "hierarchy_pairs",
+    multiple=True,
+    help="QI=NAME when a QI's hierarchy is not named after it (repeatable).",
+)
+@click.option("--out", "output", help="Name of the output view or table.")
+@click.option(
+    "--materialize", type=click.Choice(["view", "table"]), default="view", show_default=True
+)
+@click.option("--drop-suppressed", is_flag=True, help="Leave suppressed rows out.")
+@click.option(
+    "--solution-space",
+    is_flag=True,
+    help="Also find and score every minimal anonymous transformation.",
+)
+@click.option("--replace", is_flag=True, help="Replace --out even if anonsql did not create it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@db_option
+@friendly
+def anonymize(
+    table,
+    qi,
+    sa,
+    suppression,
+    metric,
+    algorithm,
+    strategy,
+    hierarchy_pairs,
+    output,
+    materialize,
+    drop_suppressed,
+    solution_space,
+    replace,
+    as_json,
+    db_path,
+    **goal,
+) -> None:
+    """Find the optimal generalization of TABLE and materialize it as --out."""
+    import json
+
+    from anonsql.anonymization import anonymize as run
+
+    spec = _spec(
+        qi,
+        sa,
+        **goal,
+        suppression=suppression,
+        metric=metric,
+        algorithm=algorithm,
+        strategy=strategy,
+        hierarchies=_parse_pairs(hierarchy_pairs, "--hierarchy"),
+        output=output,
+        materialize=materialize,
+        drop_suppressed=drop_suppressed,
+        solutions=solution_space,
+        replace=replace,
+    )
+    db = open_db(db_path)
+    with _progress(as_json) as progress:
+        result = run(db, table, spec, progress)
+    if as_json:
+        click.echo(json.dumps(result.summary(), indent=2, default=float))
+    else:
+        _print_result(result)
+
+
+@click.command("run")
+@click.argument("spec_file", type=click.Path(dir_okay=False))
+@click.option("--db", "db_path", default=None, envvar="ANONSQL_DB", help=DB_HELP + " "
+              "Default: the spec file's 'database', else anonsql.duckdb.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@friendly
+def run_cmd(spec_file: str, db_path: str | None, as_json: bool) -> None:
+    """Run the anonymization a spec file (TOML or JSON) describes."""
+    from anonsql.api import run
+    from anonsql.spec_file import load_spec_file
+
+    spec = load_spec_file(spec_file)
+    db = open_db(db_path or spec.database or "anonsql.duckdb")
+    with _progress(as_json) as progress:
+        result = run(db, spec.table, spec.options, spec.path.parent, progress)
+    _echo_result(result, as_json)

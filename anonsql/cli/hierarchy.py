@@ -1,0 +1,181 @@
+"""``anonsql hierarchy ...``: load, build, list, show, validate and drop hierarchies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from anonsql.cli.common import db_option, friendly, open_db, split_list
+
+
+@click.group()
+def hierarchy() -> None:
+    """Store, build, inspect and check generalization hierarchies."""
+
+
+@hierarchy.command("load")
+@click.argument("name")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["arx", "parent-child", "json"]),
+    help="Input format (default: json for .json files, else arx).",
+)
+@click.option("--sep", default=None, help="CSV separator (default: guessed, ';' or ',').")
+@db_option
+@friendly
+def hierarchy_load(name: str, file: str, fmt: str | None, sep: str | None, db_path: str) -> None:
+    """Read a hierarchy from FILE and store it as NAME (replacing a stored one)."""
+    from anonsql.hierarchy.loaders import load_file
+
+    db = open_db(db_path)
+    h = db.hierarchies.save(load_file(name, file, fmt, sep))
+    click.echo(_describe(h))
+
+
+def _values_for_builder(db, values, value_range, table, column) -> list[str] | list[int]:
+    from anonsql.errors import InputError
+
+    given = [bool(values), bool(value_range), bool(table)]
+    if sum(given) != 1:
+        raise InputError("give the values with exactly one of --values, --range, --table/--column")
+    if values:
+        return split_list(values)
+    if value_range:
+        try:
+            lo, hi = (int(x) for x in value_range.split(":"))
+        except ValueError:
+            raise InputError(f"--range {value_range!r}: use LOW:HIGH, e.g. 0:99") from None
+        return list(range(lo, hi + 1))
+    if not column:
+        raise InputError("--table needs --column")
+    from anonsql.hierarchy.definitions import column_values
+
+    return column_values(db, table, column)
+
+
+@hierarchy.command("build")
+@click.argument("name")
+@click.option("--intervals", help="Interval widths per level, e.g. 5,10,20.")
+@click.option("--mask", type=int, help="Characters masked per level (zip codes).")
+@click.option("--dates", help="Date levels to keep, from month,year,decade.")
+@click.option("--groups", help="Group sizes per level for ordered values, e.g. 2,4.")
+@click.option("--values", help="Comma-separated values (ordered, for --groups).")
+@click.option("--range", "value_range", help="Integer values LOW:HIGH (both included).")
+@click.option("--table", help="Take the values from this table ...")
+@click.option("--column", help="... and this column.")
+@click.option("--start", type=float, help="Interval origin (default: smallest value).")
+@click.option("--bottom", type=float, help="Bottom coding: values below become '<BOTTOM'.")
+@click.option("--top", type=float, help="Top coding: values from TOP up become '>=TOP'.")
+@db_option
+@friendly
+def hierarchy_build(
+    name,
+    intervals,
+    mask,
+    dates,
+    groups,
+    values,
+    value_range,
+    table,
+    column,
+    start,
+    bottom,
+    top,
+    db_path,
+) -> None:
+    """Build hierarchy NAME with a builder and store it."""
+    from anonsql.errors import InputError
+    from anonsql.hierarchy import builders
+
+    chosen = [
+        k
+        for k, v in (("intervals", intervals), ("mask", mask), ("dates", dates), ("groups", groups))
+        if v
+    ]
+    if len(chosen) != 1:
+        raise InputError("choose exactly one of --intervals, --mask, --dates, --groups")
+    db = open_db(db_path)
+    vals = _values_for_builder(db, values, value_range, table, column)
+    kind = chosen[0]
+    if kind == "intervals":
+        opts: dict[str, Any] = {
+            "widths": [float(w) for w in split_list(intervals)],
+            "start": start,
+            "bottom": bottom,
+            "top": top,
+        }
+    elif kind == "mask":
+        opts = {"step": mask}
+    elif kind == "dates":
+        opts = {"levels": split_list(dates)}
+    else:
+        opts = {"sizes": [int(s) for s in split_list(groups)]}
+    h = db.hierarchies.save(builders.build(name, kind, vals, **opts))
+    click.echo(_describe(h))
+
+
+def _describe(h) -> str:
+    return (
+        f"stored hierarchy {h.name!r}: {h.height} levels (0..{h.top_level}), "
+        f"{len(h.leaf_ids)} leaves, {h.size} nodes, from {h.source}"
+    )
+
+
+@hierarchy.command("list")
+@db_option
+@friendly
+def hierarchy_list(db_path: str) -> None:
+    """List the stored hierarchies."""
+    cat = open_db(db_path).hierarchies.catalog()
+    if cat.empty:
+        click.echo("no hierarchies stored")
+    else:
+        click.echo(cat.drop(columns=["created_at"]).to_string(index=False))
+
+
+@hierarchy.command("show")
+@click.argument("name")
+@click.option("--limit", default=20, show_default=True, help="Leaves to show (0: all).")
+@db_option
+@friendly
+def hierarchy_show(name: str, limit: int, db_path: str) -> None:
+    """Print a stored hierarchy, one leaf-to-root path per line."""
+    h = open_db(db_path).hierarchies.load(name)
+    click.echo(_describe(h).replace("stored hierarchy", "hierarchy"))
+    rows = h.to_rows()
+    for row in rows[: limit or None]:
+        click.echo("  " + " -> ".join(row))
+    if limit and len(rows) > limit:
+        click.echo(f"  ... {len(rows) - limit} more leaves")
+
+
+@hierarchy.command("validate")
+@click.argument("name")
+@click.option("--table", help="Check that this table's column has only values of the hierarchy.")
+@click.option("--column", help="The column to check (default: NAME).")
+@db_option
+@friendly
+def hierarchy_validate(name: str, table: str | None, column: str | None, db_path: str) -> None:
+    """Check a stored hierarchy's closure table, and optionally a column against it."""
+    from anonsql.hierarchy.validate import check_invariants
+
+    db = open_db(db_path)
+    check_invariants(db.hierarchies, name)
+    click.echo(f"hierarchy {name!r}: closure table consistent")
+    if table:
+        col = column or name
+        db.hierarchies.check_column(table, col, name)
+        click.echo(f"every value of {table}.{col} is a leaf of {name!r}")
+
+
+@hierarchy.command("drop")
+@click.argument("name")
+@db_option
+@friendly
+def hierarchy_drop(name: str, db_path: str) -> None:
+    """Remove a stored hierarchy."""
+    open_db(db_path).hierarchies.drop(name)
+    click.echo(f"dropped hierarchy {name!r}")

@@ -1,0 +1,179 @@
+"""``anonsql check``, ``metrics``, ``represent``, ``evaluate`` and ``report``: looking at a
+table or a run."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from anonsql.cli.common import (
+    _parse_pairs,
+    _print_evaluation,
+    _spec,
+    db_option,
+    friendly,
+    model_options,
+    open_db,
+    split_list,
+)
+
+
+@click.command()
+@click.argument("table")
+@click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
+@click.option("--sa", help="Sensitive attribute.")
+@model_options
+@click.option("--levels", help="Check a transformation of TABLE instead: QI=LEVEL,...")
+@click.option(
+    "--suppression",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="With --levels: share of records that may be suppressed.",
+)
+@click.option("--hierarchy", "hierarchy_pairs", multiple=True, help="QI=NAME (with --levels).")
+@click.option("--population", help="With --levels: population table for journalist risk.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@db_option
+@friendly
+def check(
+    table, qi, sa, levels, suppression, hierarchy_pairs, population, as_json, db_path, **goal
+) -> None:
+    """Check privacy models on TABLE's classes and print risk figures; exit 1 when a
+    requested model does not hold."""
+    from anonsql.anonymization import build_models
+    from anonsql.errors import InputError
+    from anonsql.evaluate import check_table, evaluate_levels
+
+    spec = _spec(qi, sa, **goal)
+    models = build_models(spec)
+    db = open_db(db_path)
+    if levels:
+        pairs = _parse_pairs((levels,), "--levels")
+        missing = [q for q in spec.qis if q not in pairs]
+        if missing:
+            raise InputError(f"--levels lacks {', '.join(missing)}")
+        ev = evaluate_levels(
+            db,
+            table,
+            spec.qis,
+            [int(pairs[q]) for q in spec.qis],
+            models,
+            sa,
+            suppression,
+            _parse_pairs(hierarchy_pairs, "--hierarchy"),
+            population,
+            goal["sa_hierarchy"],
+        )
+    else:
+        ev = check_table(db, table, spec.qis, models, sa, goal["sa_hierarchy"])
+    _print_evaluation(ev, as_json)
+    if not all(m.holds for m in ev.models) or (levels and not ev.anonymous):
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("original")
+@click.argument("generalized", required=False)
+@click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
+@click.option("--levels", help="Instead of GENERALIZED: a transformation QI=LEVEL,...")
+@click.option("--hierarchy", "hierarchy_pairs", multiple=True, help="QI=NAME.")
+@click.option("--json", "as_json", is_flag=True)
+@db_option
+@friendly
+def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path) -> None:
+    """Information loss of GENERALIZED (or of --levels) against ORIGINAL: seed 004's seven
+    alterations and quality criteria, ARX's Loss and Precision (and with --levels every ARX
+    quality model)."""
+    import json
+
+    from anonsql.errors import InputError
+    from anonsql.evaluate import evaluate_levels, loss_of_tables
+    from anonsql.models import KAnonymity
+
+    qis = split_list(qi)
+    hier = _parse_pairs(hierarchy_pairs, "--hierarchy")
+    db = open_db(db_path)
+    if bool(generalized) == bool(levels):
+        raise InputError("give either GENERALIZED or --levels")
+    if levels:
+        pairs = _parse_pairs((levels,), "--levels")
+        ev = evaluate_levels(
+            db,
+            original,
+            qis,
+            [int(pairs.get(q, -1)) for q in qis],
+            [KAnonymity(1)],
+            hierarchies=hier,
+        )
+        figures = ev.loss
+    else:
+        figures = loss_of_tables(db, original, generalized, qis, hier)
+    if as_json:
+        click.echo(json.dumps(figures, indent=2, default=float))
+    else:
+        for k, v in figures.items():
+            click.echo(f"{k} = {v:.10g}")
+
+
+@click.command()
+@click.argument("run_id", type=int)
+@click.option(
+    "--kind",
+    type=click.Choice(["proportional", "oneclass", "fillparent", "fillchild"]),
+    default="proportional",
+    show_default=True,
+    help="Seed 000's proportional representation, or one of its Table II baselines.",
+)
+@click.option("--out", "name", help="Name of the view/table (default: <output>_<kind>).")
+@click.option(
+    "--materialize", type=click.Choice(["view", "table"]), default="view", show_default=True
+)
+@db_option
+@friendly
+def represent(run_id: int, kind: str, name: str | None, materialize: str, db_path: str) -> None:
+    """Materialize a data-mining encoding of RUN_ID's output: one column <qi>__<node> per
+    hierarchy node (seed 000)."""
+    from anonsql.output.representation import materialize_representation
+
+    made = materialize_representation(open_db(db_path), run_id, kind, name, materialize)
+    click.echo(f"wrote {materialize} {made!r}")
+
+
+@click.command()
+@click.argument("run_id", type=int)
+@click.option("--target", required=True, help="Binary column to predict (not a QI).")
+@click.option("--seeds", default=10, show_default=True, help="Training repetitions.")
+@click.option("--json", "as_json", is_flag=True)
+@db_option
+@friendly
+def evaluate(run_id: int, target: str, seeds: int, as_json: bool, db_path: str) -> None:
+    """Data utility of RUN_ID's output for data mining (seed 000): an MLP trained on the
+    original table, AUC-ROC on each encoding of the anonymized table. Needs anonsql[eval]."""
+    import json
+    from dataclasses import asdict
+
+    from anonsql.utility import evaluate_run
+
+    scores = evaluate_run(open_db(db_path), run_id, target, seeds)
+    if as_json:
+        click.echo(json.dumps([asdict(s) for s in scores], indent=2))
+        return
+    for s in sorted(scores, key=lambda s: -s.mean_auc):
+        click.echo(f"{s.representation:12s} AUC-ROC {s.mean_auc:.4f} +- {s.std_auc:.4f}")
+
+
+@click.command()
+@click.argument("run_id", type=int)
+@click.option("--out", "out_dir", default=".", show_default=True, help="Folder for the files.")
+@click.option("--population", help="Population table, for the journalist risk.")
+@db_option
+@friendly
+def report(run_id: int, out_dir: str, population: str | None, db_path: str) -> None:
+    """Write RUN_ID's report as JSON and as a self-contained HTML page."""
+    from anonsql.output.report import build_report, write_report
+
+    paths = write_report(build_report(open_db(db_path), run_id, population), out_dir)
+    for path in paths:
+        click.echo(str(path))

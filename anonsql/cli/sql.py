@@ -1,0 +1,84 @@
+"""``anonsql sql``, ``install-macros`` and ``transpile``: the SQL surface."""
+
+from __future__ import annotations
+
+import click
+
+from anonsql.cli.common import _echo_relation, _echo_result, db_option, friendly, open_db
+
+
+@click.command("sql")
+@click.argument("statements", required=False)
+@click.option("-f", "--file", "sql_file", type=click.Path(dir_okay=False), help="Read a file.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@db_option
+@friendly
+def sql_cmd(statements: str | None, sql_file: str | None, as_json: bool, db_path: str) -> None:
+    """Run SQL: the engine's own statements (DuckDB, PostgreSQL or Spark SQL, as --db says)
+    and anonymization statements (ANONYMIZE TABLE ... INTO ... WITH (...), or CREATE VIEW
+    ... AS SELECT ... WITH ANONYMIZATION (...))."""
+    from pathlib import Path
+
+    from anonsql.connection import Connection, split_statements
+    from anonsql.errors import InputError
+
+    if bool(statements) == bool(sql_file):
+        raise InputError("give the statements or -f FILE (one of them)")
+    text = statements if statements else Path(sql_file).read_text(encoding="utf-8")
+    import duckdb
+
+    con = Connection(open_db(db_path))
+    for sql, anonymization in split_statements(text):
+        if anonymization:
+            run = con.run_anonymization(sql)
+            _echo_result(run.result, as_json)
+            continue
+        try:
+            _echo_relation(con.plain(sql), as_json)
+        except duckdb.Error as e:  # DuckDB's own message, without a traceback
+            raise click.ClickException(str(e)) from None
+
+
+@click.command("install-macros")
+@db_option
+@friendly
+def install_macros_cmd(db_path: str) -> None:
+    """Store anonsql's table macros (anonsql_classes, anonsql_k, anonsql_l, anonsql_t) in the
+    database, for connections that do not go through anonsql (a dbt post-hook, a BI tool)."""
+    from anonsql.backend.macros import install_macros
+    from anonsql.errors import UnsupportedDialectError
+
+    backend = open_db(db_path).backend
+    if backend.dialect != "duckdb":
+        raise UnsupportedDialectError(
+            f"the table macros are DuckDB macros (COLUMNS lambdas); {backend.dialect} has no "
+            f"equivalent, so nothing was installed"
+        )
+    names = install_macros(backend.con)
+    click.echo("installed " + ", ".join(names))
+
+
+@click.command()
+@click.argument("run_id", type=int, required=False)
+@click.option(
+    "--dialect",
+    "-d",
+    required=True,
+    help="Target SQL dialect: duckdb, postgres, spark, snowflake, bigquery (or another of "
+    "sqlglot's dialects that can express the run).",
+)
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Write to a file.")
+@db_option
+@friendly
+def transpile(run_id: int | None, dialect: str, out_file: str | None, db_path: str) -> None:
+    """Print the SQL that rebuilds RUN_ID's output (default: the latest run with one) in
+    another engine: hierarchy tables, the run's suppressed classes or recodings, the view."""
+    from anonsql.output.deploy import deployment_script
+
+    script = deployment_script(open_db(db_path), run_id, dialect.lower())
+    if out_file:
+        with open(out_file, "w", encoding="utf-8") as f:
+            f.write(script)
+        click.echo(out_file)
+    else:
+        click.echo(script, nl=False)
