@@ -31,7 +31,8 @@ from anonsql.models import (
     RecursiveCLDiversity,
 )
 from anonsql.models.requirements import Requirements
-from anonsql.output.materialize import check_output_name, output_query, replace_output
+from anonsql.output.materialize import output_query, replace_output
+from anonsql.output.naming import check_may_replace, check_output_name
 from anonsql.output.provenance import Provenance
 from anonsql.search import search as make_search
 from anonsql.search.base import Progress, SearchResult
@@ -60,6 +61,8 @@ class Spec:
     materialize: str = "view"
     drop_suppressed: bool = False
     solutions: bool = False  # also resolve and score every minimal anonymous node
+    # opt-in: prune as if anonymity were monotone with suppression (may lose the optimum)
+    assume_monotone: bool = False
     replace: bool = False  # replace an existing relation anonsql did not create
     columns: list[str] | None = None  # columns of the output (default: all the source's)
 
@@ -147,16 +150,6 @@ class Result:
         return db.backend.fetch_df(exp.select("*").from_(table(self.output)))
 
 
-def _check_existing_output(db: Database, spec: Spec) -> None:
-    if spec.output is not None and db.backend.table_exists(spec.output) and not spec.replace:
-        prov = Provenance(db.backend)
-        if not prov.produced(spec.output):
-            raise InputError(
-                f"{spec.output!r} exists and was not written by anonsql; drop it, choose "
-                f"another name, or pass replace"
-            )
-
-
 def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None = None) -> Result:
     """Search the lattice and (when ``spec.output`` is set) materialize the optimum."""
     timings: dict[str, float] = {}
@@ -168,7 +161,8 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
         from anonsql.greedy.run import anonymize_greedy
 
         names = [db.hierarchies.resolve(q, spec.hierarchies.get(q)) for q in spec.qis]
-        _check_existing_output(db, spec)
+        if spec.output is not None:
+            check_may_replace(db, spec.output, spec.replace)
         return anonymize_greedy(db, source, spec, columns, names, progress, t0, timings)
     spec = replace(spec, metric=spec.metric or "loss")
     search = make_search(spec.algorithm)
@@ -185,7 +179,8 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     requirements = Requirements(models, spec.suppression, sens_h)
     if requirements.needs_sensitive and spec.sensitive is None:
         raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
-    _check_existing_output(db, spec)
+    if spec.output is not None:
+        check_may_replace(db, spec.output, spec.replace)
     hist = Histogram.from_database(db, source, spec.qis, names, spec.sensitive)
     if hist.rows == 0:
         raise InputError(f"table {source!r} is empty")
@@ -195,6 +190,8 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     t1 = time.perf_counter()
     if hasattr(search, "frontier"):
         search.frontier = spec.solutions
+    if hasattr(search, "assume_monotone"):
+        search.assume_monotone = spec.assume_monotone
     result = search.run(hist, requirements, quality, progress)
     timings["search"] = time.perf_counter() - t1
     del search  # frees the search's partition cache before the database writes the output

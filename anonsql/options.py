@@ -34,6 +34,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "materialize": ("materialize", "str"),
     "drop_suppressed": ("drop_suppressed", "bool"),
     "solutions": ("solutions", "bool"),
+    "assume_monotone": ("assume_monotone", "bool"),
     "replace": ("replace", "bool"),
     "columns": ("columns", "list"),
 }

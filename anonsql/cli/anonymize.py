@@ -67,6 +67,12 @@ from anonsql.cli.common import (
     is_flag=True,
     help="Also find and score every minimal anonymous transformation.",
 )
+@click.option(
+    "--assume-monotone",
+    is_flag=True,
+    help="Prune as if every model were monotone with suppression (ARX's practical "
+    "monotonicity): faster, but may miss the optimum; the result's guarantee says so.",
+)
 @click.option("--replace", is_flag=True, help="Replace --out even if anonsql did not create it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option
@@ -84,6 +90,7 @@ def anonymize(
     materialize,
     drop_suppressed,
     solution_space,
+    assume_monotone,
     replace,
     as_json,
     db_path,
@@ -107,6 +114,7 @@ def anonymize(
         materialize=materialize,
         drop_suppressed=drop_suppressed,
         solutions=solution_space,
+        assume_monotone=assume_monotone,
         replace=replace,
     )
     db = open_db(db_path)

@@ -10,7 +10,6 @@ from anonsql.backend.sql_templates import column, ident, table, template
 from anonsql.errors import InputError
 
 SUPPRESSED_LABEL = "*"
-INTERNAL_PREFIX = "anonsql_"
 
 
 def output_query(
@@ -123,13 +122,4 @@ def replace_output(db, kind: str, name: str, query: exp.Select) -> None:
     db.backend.execute(create_statement(kind, name, query, replace=or_replace))
 
 
-def check_output_name(output: str, source: str) -> None:
-    if not output:
-        raise InputError("give an output name")
-    if output == source:
-        raise InputError(f"the output {output!r} would overwrite the source table; choose another")
-    if output.lower().startswith(INTERNAL_PREFIX):
-        raise InputError(f"names starting with {INTERNAL_PREFIX!r} are reserved for anonsql")
-
-
-__all__ = ["check_output_name", "create_statement", "output_query", "replace_output"]
+__all__ = ["create_statement", "output_query", "replace_output"]

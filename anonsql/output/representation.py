@@ -238,7 +238,8 @@ def materialize_representation(
 ) -> str:
     """Create the representation as a view (or table) named ``<output>_<kind>`` by default;
     one statement, so a failure leaves nothing behind."""
-    from anonsql.output.materialize import check_output_name, replace_output
+    from anonsql.output.materialize import replace_output
+    from anonsql.output.naming import check_output_name
 
     run = _run(db, run_id)
     name = name or f"{run['output']}_{kind}"
