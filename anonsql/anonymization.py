@@ -5,37 +5,18 @@ classes, the solution space and the provenance row are written in one transactio
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from sqlglot import exp
 
 from anonsql.backend.sql_templates import table
-from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.metrics.quality import quality_model
-from anonsql.metrics.risk import risk_measures
-from anonsql.models import (
-    L_VARIANTS,
-    MODELS,
-    T_VARIANTS,
-    DistinctLDiversity,
-    EntropyLDiversity,
-    HierarchicalEMD,
-    KAnonymity,
-    PrivacyModel,
-    RecursiveCLDiversity,
-)
-from anonsql.models.requirements import Requirements
-from anonsql.output.materialize import output_query, replace_output
+from anonsql.models.goal import build_models
 from anonsql.output.naming import check_may_replace, check_output_name
-from anonsql.output.provenance import Provenance
-from anonsql.search import search as make_search
-from anonsql.search.base import Progress, SearchResult
+from anonsql.search.base import Progress
 
 
 @dataclass
@@ -65,34 +46,11 @@ class Spec:
     assume_monotone: bool = False
     replace: bool = False  # replace an existing relation anonsql did not create
     columns: list[str] | None = None  # columns of the output (default: all the source's)
+    identifiers: list[str] | None = None  # direct identifiers: never in the output
+    missing: str = "error"  # a QI value its hierarchy lacks: "error" or "suppress"
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def build_models(spec: Spec) -> list[PrivacyModel]:
-    models: list[PrivacyModel] = []
-    if spec.k is not None:
-        models.append(KAnonymity(spec.k))
-    if spec.l is not None:
-        if spec.l_variant not in L_VARIANTS:
-            raise InputError(f"unknown l-diversity variant {spec.l_variant!r}; use {L_VARIANTS}")
-        if spec.l_variant == "distinct-l":
-            models.append(DistinctLDiversity(spec.l))
-        elif spec.l_variant == "entropy-l":
-            models.append(EntropyLDiversity(spec.l))
-        else:
-            models.append(RecursiveCLDiversity(spec.l, spec.c))
-    if spec.t is not None:
-        if spec.t_variant not in T_VARIANTS:
-            raise InputError(f"unknown t-closeness variant {spec.t_variant!r}; use {T_VARIANTS}")
-        if spec.t_variant == "hierarchical-emd":
-            models.append(HierarchicalEMD(spec.t, spec.sensitive_hierarchy or spec.sensitive))
-        else:
-            models.append(MODELS[spec.t_variant](spec.t))  # type: ignore[call-arg]
-    if not models:
-        raise InputError("give a privacy goal: at least one of k, l, t")
-    return models
 
 
 def validate_columns(db: Database, source: str, spec: Spec) -> list[str]:
@@ -108,6 +66,21 @@ def validate_columns(db: Database, source: str, spec: Spec) -> list[str]:
         db.backend.require_columns(source, [spec.sensitive])
         if spec.sensitive in spec.qis:
             raise InputError(f"{spec.sensitive!r} cannot be both a quasi-identifier and sensitive")
+    if spec.identifiers:
+        db.backend.require_columns(source, list(spec.identifiers))
+        both = sorted(set(spec.identifiers) & (set(spec.qis) | {spec.sensitive}))
+        if both:
+            raise InputError(
+                f"{', '.join(map(repr, both))} cannot be both a direct identifier (dropped) "
+                f"and a quasi-identifier or the sensitive attribute"
+            )
+    lim = spec.suppression
+    if isinstance(lim, bool) or not isinstance(lim, int | float) or not 0 <= lim <= 1:
+        raise InputError(f"the suppression limit must be a share in [0, 1], got {lim!r}")
+    if spec.missing not in ("error", "suppress"):
+        raise InputError(f"missing is 'error' or 'suppress', not {spec.missing!r}")
+    if spec.materialize not in ("view", "table"):
+        raise InputError(f"materialize as 'view' or 'table', not {spec.materialize!r}")
     unknown = sorted(set(spec.hierarchies) - set(spec.qis))
     if unknown:
         raise InputError(f"--hierarchy names a column that is not a QI: {', '.join(unknown)}")
@@ -151,181 +124,54 @@ class Result:
 
 
 def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None = None) -> Result:
-    """Search the lattice and (when ``spec.output`` is set) materialize the optimum."""
+    """Run ``spec.algorithm`` on ``source`` and, when ``spec.output`` is set, publish its
+    recoding through the one output writer (a self-guarding view or a table snapshot)."""
+    from anonsql.algorithms import algorithm
+    from anonsql.algorithms.base import RunContext
+    from anonsql.options import check_goal
+    from anonsql.output.guard import check_source_name
+    from anonsql.output.writer import publish
+
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
+    check_goal(spec, "")
     columns = validate_columns(db, source, spec)
+    check_source_name(source)
     if spec.output is not None:
-        check_output_name(spec.output, source)
-    if spec.algorithm == "greedy":
-        from anonsql.greedy.run import anonymize_greedy
-
-        names = [db.hierarchies.resolve(q, spec.hierarchies.get(q)) for q in spec.qis]
-        if spec.output is not None:
-            check_may_replace(db, spec.output, spec.replace)
-        return anonymize_greedy(db, source, spec, columns, names, progress, t0, timings)
-    spec = replace(spec, metric=spec.metric or "loss")
-    search = make_search(spec.algorithm)
-    models = build_models(spec)
-    quality = quality_model(spec.metric)
+        check_output_name(spec.output, source, db.backend)
+        check_may_replace(db, spec.output, spec.replace)
+    algo = algorithm(spec.algorithm)
     names = [db.hierarchies.resolve(q, spec.hierarchies.get(q)) for q in spec.qis]
-    sens_h = None
-    if any(isinstance(m, HierarchicalEMD) for m in models):
+    keys = [db.hierarchies.pin(n) for n in names]
+    sensitive_key = None
+    if spec.t is not None and spec.t_variant == "hierarchical-emd":
         if spec.sensitive is None:
             raise InputError("hierarchical EMD needs a sensitive attribute (--sa)")
         sname = db.hierarchies.resolve(spec.sensitive, spec.sensitive_hierarchy)
-        db.hierarchies.check_column(source, spec.sensitive, sname)
-        sens_h = db.hierarchies.load(sname)
-    requirements = Requirements(models, spec.suppression, sens_h)
-    if requirements.needs_sensitive and spec.sensitive is None:
-        raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
-    if spec.output is not None:
-        check_may_replace(db, spec.output, spec.replace)
-    hist = Histogram.from_database(db, source, spec.qis, names, spec.sensitive)
-    if hist.rows == 0:
-        raise InputError(f"table {source!r} is empty")
-    requirements.validate(hist)
-    timings["histogram"] = time.perf_counter() - t0
-
-    t1 = time.perf_counter()
-    if hasattr(search, "frontier"):
-        search.frontier = spec.solutions
-    if hasattr(search, "assume_monotone"):
-        search.assume_monotone = spec.assume_monotone
-    result = search.run(hist, requirements, quality, progress)
-    timings["search"] = time.perf_counter() - t1
-    del search  # frees the search's partition cache before the database writes the output
-    if result.optimum is None:
-        goal = ", ".join(m.describe() for m in models)
-        raise InputError(
-            f"no transformation satisfies {goal} with at most {spec.suppression:.1%} of the "
-            f"records suppressed"
-        )
-
-    levels = list(result.optimum.levels)
-    part = result.partition or Partition.from_histogram(hist, tuple(levels))
-    assessment = requirements.assess(part, hist)
-    measures = risk_measures(part.sizes, assessment.suppressed).to_dict()
-    per_qi = quality.per_qi(part, assessment.suppressed)
-    score = result.optimum.score
-
-    hierarchies = hist.hierarchies
-    # the histogram (also held by the quality model) is not needed any more: free it
-    # before the database builds the output
-    del hist, quality, requirements
+        sensitive_key = db.hierarchies.pin(sname)
+    ctx = RunContext(db, source, spec, keys, sensitive_key, progress, timings, t0)
+    outcome = algo.run(ctx)
     run_id = None
     if spec.output is not None:
-        t2 = time.perf_counter()
-        run_id = _write(
-            db,
-            source,
-            columns,
-            spec,
-            names,
-            hierarchies,
-            part,
-            assessment,
-            result,
-            measures,
-            timings,
-            models,
-            per_qi,
-        )
-        timings["materialize"] = time.perf_counter() - t2
+        run_id = publish(db, source, columns, spec, outcome, keys, sensitive_key, timings)
     timings["total"] = time.perf_counter() - t0
     return Result(
         run_id,
         source,
         spec.output,
         spec.materialize if spec.output else None,
-        dict(zip(spec.qis, levels, strict=True)),
-        spec.metric,
-        score,
-        per_qi,
-        measures,
-        result.checked,
-        result.lattice_size,
-        result.algorithm,
-        result.guarantee,
+        outcome.levels,
+        outcome.metric,
+        outcome.score,
+        outcome.per_qi,
+        outcome.measures,
+        outcome.checked,
+        outcome.lattice_size or 0,
+        outcome.algorithm,
+        outcome.guarantee,
         timings,
-        [_solution_row(s, spec.qis, result) for s in result.solutions],
+        outcome.solutions,
     )
-
-
-def _solution_row(s, qis, result: SearchResult) -> dict:
-    return {
-        "levels": list(s.levels),
-        "transformation": ", ".join(f"{q}={lv}" for q, lv in zip(qis, s.levels, strict=True)),
-        "score": s.score,
-        "suppressed_rows": s.suppressed_rows,
-        "classes": s.classes,
-        "minimal": s.minimal,
-        "optimal": result.optimum is not None and s.levels == result.optimum.levels,
-    }
-
-
-def _write(
-    db,
-    source,
-    columns,
-    spec,
-    names,
-    hierarchies,
-    part,
-    assessment,
-    result,
-    measures,
-    timings,
-    models,
-    per_qi,
-) -> int:
-    backend = db.backend
-    prov = Provenance(backend)
-    levels = list(result.optimum.levels)
-    supp = np.flatnonzero(assessment.suppressed)
-    label_columns = [
-        np.asarray(h.labels, dtype=object)[part.node_column(j)[supp]]
-        for j, h in enumerate(hierarchies)
-    ]
-    suppressed_keys = [list(key) for key in zip(*label_columns, strict=True)]
-    with backend.transaction():
-        run_id = prov.next_run_id()
-        prov.replace_suppressed(run_id, spec.output, suppressed_keys)
-        query = output_query(
-            backend.dialect,
-            source,
-            columns,
-            spec.qis,
-            names,
-            levels,
-            run_id if suppressed_keys else None,
-            spec.drop_suppressed,
-        )
-        replace_output(db, spec.materialize, spec.output, query)
-        solutions = pd.DataFrame([_solution_row(s, spec.qis, result) for s in result.solutions])
-        prov.record_solutions(run_id, solutions)
-        params = spec.to_dict()
-        params["hierarchies"] = dict(zip(spec.qis, names, strict=True))
-        params["models"] = [m.describe() for m in models]
-        prov.record_run(
-            run_id,
-            source=source,
-            output=spec.output,
-            materialize=spec.materialize,
-            algorithm=result.algorithm,
-            parameters=params,
-            levels=dict(zip(spec.qis, levels, strict=True)),
-            measures={
-                "score": result.optimum.score,
-                "metric": spec.metric,
-                **measures,
-                "per_qi": per_qi,
-            },
-            timings={k: round(v, 6) for k, v in timings.items()},
-            checked=result.checked,
-            lattice_size=result.lattice_size,
-        )
-    return run_id
 
 
 __all__ = ["Result", "Spec", "anonymize", "build_models"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from anonsql.errors import InputError
-from anonsql.options import RunOptions, run_options
+from anonsql.options import RunOptions, check_goal, run_options
 
 #: table name a DataFrame source gets in its throw-away database
 FRAME_TABLE = "source"
@@ -93,6 +93,7 @@ def as_options(spec: Any, overrides: Mapping[str, Any], where: str) -> RunOption
     if isinstance(spec, Spec):
         if overrides:
             raise InputError("pass options either in the spec or as keywords, not both")
+        check_goal(spec, where)  # a Spec is built without the option checks
         return RunOptions(spec)
     if spec is None:
         spec = {}
@@ -102,7 +103,8 @@ def as_options(spec: Any, overrides: Mapping[str, Any], where: str) -> RunOption
 
 
 def run(db, table: str, options: RunOptions, base_dir: str | Path = ".", progress=None):
-    """Store the hierarchies the options define, then anonymize."""
+    """Store the hierarchies the options define and anonymize, in one transaction: a run
+    that fails stores nothing (no hierarchy, no output, no provenance)."""
     from anonsql.anonymization import anonymize as run_anonymize
     from anonsql.hierarchy.definitions import store_definition
 
@@ -111,7 +113,7 @@ def run(db, table: str, options: RunOptions, base_dir: str | Path = ".", progres
     with db.backend.transaction():
         for qi, definition in options.hierarchies.items():
             spec.hierarchies[qi] = store_definition(db, qi, definition, base_dir, table)
-    return run_anonymize(db, table, spec, progress)
+        return run_anonymize(db, table, spec, progress)
 
 
 def anonymize(source: Any, spec: Any = None, /, *, table: str | None = None, **options: Any) -> Run:

@@ -29,9 +29,9 @@ def split_statements(text: str) -> list[tuple[str, bool]]:
 
     try:
         tokens = _tokens(text)
-    except TokenError:
+    except TokenError as e:
         if "anonymiz" in text.lower():
-            raise
+            raise InputError(f"cannot read the statements: {' '.join(str(e).split())}") from None
         return [(text, False)]  # DuckDB will report what is wrong with it
     out: list[tuple[str, bool]] = []
     chunk: list = []
@@ -69,13 +69,30 @@ def parse_anonymization(sql: str):
         return sqlglot.parse_one(sql, dialect=AnonSQL)
     except ParseError as e:
         raise InputError(_UNDERLINE.sub(r">>>\1<<<", str(e))) from None
+    except RecursionError:
+        # sqlglot's parser recurses per nested parenthesis
+        raise InputError("the anonymization statement is nested too deeply to parse") from None
 
 
 class Connection:
-    """A database connection for SQL users (and the ``anonsql sql`` command)."""
+    """A database connection for SQL users (and the ``anonsql sql`` command).
 
-    def __init__(self, database) -> None:
+    ``allow_files``: may anonymization statements name hierarchy files (``{"file": ...}``)?
+    Such a file is read here, on the client, and stored in the database. That is what a
+    DuckDB user expects (client and database are one process), so None allows it on
+    DuckDB; against a server (PostgreSQL, Spark) SQL text that names a client file is
+    refused unless the caller allows it, since whoever writes the SQL need not be the one
+    whose files they are."""
+
+    def __init__(self, database, allow_files: bool | None = None) -> None:
         self.database = database
+        self.allow_files = allow_files
+
+    @property
+    def files_allowed(self) -> bool:
+        if self.allow_files is not None:
+            return self.allow_files
+        return self.database.backend.dialect == "duckdb"
 
     @property
     def duckdb(self):
@@ -105,10 +122,34 @@ class Connection:
         from anonsql.dialect.statements import plan
 
         p = plan(parse_anonymization(sql))
+        # before anything is read, checked against the database or stored
+        self.check_files(p.options)
         output = p.options.spec.output
-        if p.must_not_exist and self.database.backend.relation_kind(output):
-            raise InputError(f"{output!r} exists already; use CREATE OR REPLACE to replace it")
+        if p.must_not_exist:
+            from anonsql.output.naming import existing_relation
+
+            # resolved as the engine resolves it: "ADULT" exists when adult does on DuckDB
+            self.database.backend.check_name(output)
+            existing = existing_relation(self.database.backend, output)
+            if existing is not None:
+                also = "" if existing == output else f" (as {existing!r})"
+                raise InputError(
+                    f"{output!r} exists already{also}; use CREATE OR REPLACE to replace it"
+                )
         return Run(run(self.database, p.source, p.options), self.database)
+
+    def check_files(self, options) -> None:
+        """Refuse a statement whose hierarchy definitions name files, unless allowed."""
+        files = {qi: d["file"] for qi, d in options.hierarchies.items() if "file" in d}
+        if not files or self.files_allowed:
+            return
+        named = ", ".join(f"{f!r} (for {qi!r})" for qi, f in files.items())
+        raise InputError(
+            f"the statement names the hierarchy file(s) {named}: files named in SQL are read "
+            f"on this client and stored in the {self.database.backend.dialect} database only "
+            f"when allowed (anonsql.connect(..., allow_files=True), anonsql sql "
+            f"--allow-files); nothing was read or stored"
+        )
 
     def close(self) -> None:
         self.database.close()
@@ -120,12 +161,16 @@ class Connection:
         self.close()
 
 
-def connect(path: str | Path = ":memory:") -> Connection:
+def connect(path: str | Path = ":memory:", allow_files: bool | None = None) -> Connection:
     """Open (or create) a database for SQL with anonymization statements: a DuckDB file,
-    a PostgreSQL URL or ``spark:DIR`` (see :meth:`anonsql.database.Database.open`)."""
+    a PostgreSQL URL or ``spark:DIR`` (see :meth:`anonsql.database.Database.open`).
+    ``allow_files``: may statements name hierarchy files to read on this client (default:
+    yes on DuckDB, no against a server; see :class:`Connection`)."""
     from anonsql.database import Database
 
-    return Connection(Database.open(path))
+    if allow_files is not None and not isinstance(allow_files, bool):
+        raise InputError(f"allow_files is True, False or None, not {allow_files!r}")
+    return Connection(Database.open(path), allow_files)
 
 
 __all__ = ["Connection", "connect", "parse_anonymization", "split_statements"]

@@ -54,27 +54,37 @@ class Database:
             raise
 
     def import_file(self, name: str, path: str | Path, sep: str = ",", replace: bool = False):
-        """Load a CSV (with header) or Parquet file into a new table, in one transaction."""
+        """Load a CSV (with header) or Parquet file into a new table, in one transaction.
+
+        A relation the engine takes ``name`` for (any case on DuckDB) is replaced only with
+        ``replace``. The table is recorded as the user's data, so no anonsql writer replaces
+        it later without ``replace`` (even where an earlier run wrote that name)."""
+        from anonsql.output.naming import check_output_name, existing_relation, record_written
+
         p = Path(path)
         if not p.is_file():
             raise InputError(f"file {str(p)!r} does not exist")
         kind = "parquet" if p.suffix.lower() in (".parquet", ".pq") else "csv"
-        if self.backend.table_exists(name) and not replace:
-            raise InputError(f"table {name!r} exists already; pass --replace to replace it")
+        check_output_name(name, None, self.backend)
+        existing = existing_relation(self.backend, name)
+        if existing is not None and not replace:
+            also = "" if existing == name else f" (as {existing!r})"
+            raise InputError(f"table {name!r} exists already{also}; pass --replace to replace it")
         params = {"target": table(name), "path": str(p)}
         if kind == "csv":
             params["sep"] = sep
         try:
-            if self.backend.dialect == "duckdb":
-                stmt = template(f"io/import_{kind}", "duckdb", **params)
-                with self.backend.transaction():
-                    if replace:
-                        self.drop_relation(name)
-                    self.backend.execute(stmt)
-            else:
-                # a server engine cannot read the client's files: DuckDB parses the file
-                # here, with the same options, and the backend bulk-loads the frame
-                self.backend.write_frame(name, read_file_locally(kind, params))
+            # a server engine cannot read the client's files: DuckDB parses the file here,
+            # with the same options, and the backend bulk-loads the frame
+            frame = None if self.backend.dialect == "duckdb" else read_file_locally(kind, params)
+            with self.backend.transaction():
+                if existing is not None:
+                    self.drop_relation(name)
+                if frame is None:
+                    self.backend.execute(template(f"io/import_{kind}", "duckdb", **params))
+                else:
+                    self.backend.write_frame(name, frame)
+                record_written(self, name, "import")
         except AnonsqlError:
             raise
         except Exception as e:
@@ -83,6 +93,7 @@ class Database:
         return self.backend.fetchall(count)[0][0]
 
     def drop_relation(self, name: str) -> None:
+        """Drop the view or table the engine resolves ``name`` to, if there is one."""
         kind = self.backend.relation_kind(name)
         if kind:
             self.backend.execute(drop(kind, name))

@@ -7,8 +7,10 @@ same options, and a wrong type gets the same message wherever it comes from.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import math
+import numbers
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from anonsql.errors import InputError
@@ -37,7 +39,13 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "assume_monotone": ("assume_monotone", "bool"),
     "replace": ("replace", "bool"),
     "columns": ("columns", "list"),
+    "identifiers": ("identifiers", "list"),
+    "missing": ("missing", "str"),
 }
+#: options that only mean something with a privacy model: option -> the model's option
+NEEDS_MODEL = {"l_variant": "l", "c": "l", "t_variant": "t", "sensitive_hierarchy": "t"}
+#: the thresholds of the privacy goal, which must be finite numbers
+THRESHOLDS = ("k", "l", "c", "t", "suppression")
 #: other spellings accepted for the same option (the CLI's and SAP HANA's names)
 ALIASES = {
     "qis": "qi",
@@ -84,6 +92,9 @@ def check_value(option: str, kind: str, value: Any, where: str) -> Any:
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise fail("a number")
+        # JSON and TOML both spell NaN and infinity, and SQL's 1e999 is one
+        if not math.isfinite(value):
+            raise fail("a finite number")
         return float(value)
     if kind == "list":
         if isinstance(value, str):
@@ -98,8 +109,10 @@ def check_value(option: str, kind: str, value: Any, where: str) -> Any:
     raise AssertionError(kind)
 
 
-def run_options(values: Mapping[str, Any], where: str) -> RunOptions:
-    """Check every option (unknown names and wrong types are errors) and build the spec."""
+def run_options(values: Mapping[str, Any], where: str, alone: bool = False) -> RunOptions:
+    """Check every option (unknown names and wrong types are errors) and build the spec.
+    ``alone``: the values are checked one by one (type and range), not for how they
+    combine (an ``l_variant`` without ``l`` passes)."""
     from anonsql.anonymization import Spec
 
     fields: dict[str, Any] = {}
@@ -121,6 +134,7 @@ def run_options(values: Mapping[str, Any], where: str) -> RunOptions:
     # catalog names go straight into the spec; files and builders are stored first
     names = {qi: d["name"] for qi, d in definitions.items() if set(d) == {"name"}}
     spec = Spec(**fields, hierarchies=names)
+    check_goal(spec, where, given=set() if alone else {canonical(raw) for raw in values})
     if spec.suppression < 0 or spec.suppression > 1:
         raise InputError(f"{where}: 'suppression' is a share of rows in [0, 1]")
     if spec.materialize not in ("view", "table"):
@@ -128,4 +142,41 @@ def run_options(values: Mapping[str, Any], where: str) -> RunOptions:
     return RunOptions(spec, {qi: d for qi, d in definitions.items() if qi not in names})
 
 
-__all__ = ["ALIASES", "OPTIONS", "RunOptions", "canonical", "check_value", "run_options"]
+def check_goal(
+    spec: Any,
+    where: str,
+    given: Collection[str] | None = None,
+    spell: Callable[[str], str] = repr,
+) -> None:
+    """Reject thresholds that are NaN or infinite, and the options of a privacy model that
+    was not asked for (``l_variant`` or ``c`` without ``l``, ``t_variant`` or
+    ``sensitive_hierarchy`` without ``t``): either is a mistake that would otherwise pass
+    silently or fail deep in the search. ``given`` names the options the user set; without
+    it, an option counts as set when it differs from the Spec's default. ``spell`` writes
+    an option's name as the user's surface does (a CLI flag, say)."""
+    prefix = f"{where}: " if where else ""
+    for option in THRESHOLDS:
+        value = getattr(spec, option)
+        if isinstance(value, numbers.Real) and not math.isfinite(value):
+            raise InputError(f"{prefix}{spell(option)} must be a finite number, not {value!r}")
+    if given is None:
+        defaults = {f.name: f.default for f in fields(spec)}
+        given = {o for o in NEEDS_MODEL if getattr(spec, o) != defaults.get(o)}
+    for option, model in NEEDS_MODEL.items():
+        if option in given and getattr(spec, model) is None:
+            raise InputError(
+                f"{prefix}{spell(option)} is an option of {spell(model)}, which is not set; "
+                f"give {spell(model)} or leave {spell(option)} out"
+            )
+
+
+__all__ = [
+    "ALIASES",
+    "NEEDS_MODEL",
+    "OPTIONS",
+    "RunOptions",
+    "canonical",
+    "check_goal",
+    "check_value",
+    "run_options",
+]

@@ -2,7 +2,8 @@
 ``anonsql run``. The keys are the run options (``anonsql.options.OPTIONS``) plus where the
 data is::
 
-    database = "warehouse.duckdb"   # optional: anonsql run --db overrides it
+    database = "warehouse.duckdb"   # optional: anonsql run --db overrides it; a
+                                    # postgresql:// URL or spark:DIR is a target as given
     table = "adult"
     qi = ["age", "sex", "zip"]
     sensitive = "salary"
@@ -24,6 +25,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from anonsql.backend import backend_name
 from anonsql.errors import InputError
 from anonsql.options import RunOptions, run_options
 
@@ -42,12 +44,20 @@ def load_spec_file(path: str | Path) -> SpecFile:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"spec file {str(p)!r} does not exist")
-    text = p.read_text(encoding="utf-8")
+    kind = "JSON" if p.suffix.lower() == ".json" else "TOML"
     try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"spec file {str(p)!r} is not UTF-8 text: {e}") from None
+    except OSError as e:
+        raise InputError(f"cannot read spec file {str(p)!r}: {e.strerror or e}") from None
+    try:
+        data = json.loads(text) if kind == "JSON" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
-        kind = "JSON" if p.suffix.lower() == ".json" else "TOML"
         raise InputError(f"spec file {str(p)!r} is not valid {kind}: {e}") from None
+    except RecursionError:
+        # both parsers recurse per nesting level; no option needs more than a few levels
+        raise InputError(f"spec file {str(p)!r}: {kind} nested too deeply") from None
     if not isinstance(data, dict):
         raise InputError(f"spec file {str(p)!r}: expected a table of options at the top")
     where = f"spec file {p.name}"
@@ -55,9 +65,17 @@ def load_spec_file(path: str | Path) -> SpecFile:
     database = data.pop("database", None)
     if not isinstance(table, str) or not table:
         raise InputError(f'{where}: give the source table (table = "...")')
-    if database is not None and not isinstance(database, str):
-        raise InputError(f"{where}: 'database' must be a path")
-    if database is not None and database != ":memory:" and not Path(database).is_absolute():
+    if database is not None and (not isinstance(database, str) or not database):
+        raise InputError(f"{where}: 'database' must be a DuckDB file path, a URL or spark:DIR")
+    # only a DuckDB file is relative to the spec file; a server URL, a libpq string or
+    # spark:DIR names a target as it stands (joined to a folder it would be a wrong path
+    # that an error message then prints, password and all)
+    if (
+        database is not None
+        and backend_name(database) == "duckdb"
+        and database != ":memory:"
+        and not Path(database).is_absolute()
+    ):
         database = str(p.parent / database)
     return SpecFile(p, database, table, run_options(data, where))
 

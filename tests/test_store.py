@@ -33,7 +33,8 @@ def test_save_load_round_trip_and_closure(db):
         "FROM anonsql_hierarchy_closure c "
         "JOIN anonsql_hierarchy_node a ON a.hierarchy = c.hierarchy AND a.id = c.ancestor "
         "JOIN anonsql_hierarchy_node d ON d.hierarchy = c.hierarchy AND d.id = c.descendant "
-        "WHERE c.hierarchy = 'race'"
+        "WHERE c.hierarchy = ?",
+        [db.hierarchies.pin("race")],
     )
     # 6 nodes: each is its own ancestor (6), leaves reach 2 more (3*2), level-1 nodes 1 (2)
     assert len(closure) == 6 + 6 + 2

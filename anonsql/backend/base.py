@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,7 +14,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from anonsql.backend.sql_templates import drop, ident, table
-from anonsql.errors import InputError, UnsupportedDialectError
+from anonsql.errors import AnonsqlError, BackendError, InputError, UnsupportedDialectError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -134,7 +135,20 @@ class Backend(ABC):
             self._rollback()
             raise
         self._tx_depth = 0
-        self._commit()
+        try:
+            self._commit()
+        except AnonsqlError:
+            raise
+        except Exception as e:
+            # a full disk or a lost connection shows up here, as the engine's own error
+            # class; the engine has rolled back, and the user gets one line, not a traceback
+            with contextlib.suppress(Exception):
+                self._rollback()
+            detail = " ".join(str(e).split()) or type(e).__name__
+            raise BackendError(
+                f"{self.dialect}: the transaction could not be committed, so nothing was "
+                f"written: {detail}"
+            ) from None
 
     # -- catalog -----------------------------------------------------------------------------
     @abstractmethod
@@ -151,6 +165,24 @@ class Backend(ABC):
 
     def table_exists(self, name: str) -> bool:
         return self.relation_kind(name) is not None
+
+    # -- names as the engine resolves them -----------------------------------------------------
+    def canonical_name(self, name: str) -> str:
+        """The key under which the engine finds relation ``name`` (anonsql always quotes it):
+        two names with the same key are one relation. The default is an engine whose quoted
+        identifiers are compared exactly."""
+        return name
+
+    def same_relation(self, a: str, b: str) -> bool:
+        """Whether names ``a`` and ``b`` denote the same relation on this engine."""
+        return self.canonical_name(a) == self.canonical_name(b)
+
+    def check_name(self, name: str) -> None:
+        """Raise :class:`InputError` when the engine would not keep ``name`` as given (so a
+        write under it would land on another relation). Engines that refuse a name
+        themselves, with a clear error, keep this default."""
+        if not isinstance(name, str) or not name:
+            raise InputError("a relation needs a non-empty name")
 
     @abstractmethod
     def columns(self, name: str) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 DEFAULT_DB = "anonsql.duckdb"
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 class DuckDBBackend(Backend):
@@ -91,21 +93,31 @@ class DuckDBBackend(Backend):
     def _rollback(self) -> None:
         self.con.rollback()
 
+    def canonical_name(self, name: str) -> str:
+        # DuckDB's catalog compares names case-insensitively, folding ASCII letters only:
+        # "ADULT" is "adult", but "Ärger" and "ärger" are two tables
+        return name.translate(_ASCII_LOWER)
+
     def relation_kind(self, name: str) -> str | None:
+        # lower() (Unicode) on both sides selects a superset of the names DuckDB resolves
+        # "name" to; canonical_name then keeps the ones it really does
         rows = self.fetchall(
-            "SELECT table_type FROM information_schema.tables "
-            "WHERE table_name = ? AND table_schema = current_schema() "
+            "SELECT table_name, table_type FROM information_schema.tables "
+            "WHERE lower(table_name) = lower(?) AND table_schema = current_schema() "
             "AND table_catalog = current_database()",
             [name],
         )
+        rows = [r for r in rows if self.same_relation(r[0], name)]
         if not rows:
             rows = self.fetchall(
-                "SELECT 'LOCAL TEMPORARY' FROM duckdb_tables() WHERE table_name = ? AND temporary",
+                "SELECT table_name, 'LOCAL TEMPORARY' FROM duckdb_tables() "
+                "WHERE lower(table_name) = lower(?) AND temporary",
                 [name],
             )
+            rows = [r for r in rows if self.same_relation(r[0], name)]
         if not rows:
             return None
-        return "view" if rows[0][0] == "VIEW" else "table"
+        return "view" if rows[0][1] == "VIEW" else "table"
 
     def columns(self, name: str) -> list[str]:
         rel = self.con.execute(exp.select("*").from_(table(name)).limit(0).sql("duckdb"))

@@ -10,15 +10,15 @@ frames (imports) move through ``COPY`` in CSV, read and written by pandas' C par
 from __future__ import annotations
 
 import io
-import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlglot import exp
 
+from anonsql.backend import redact, scrub
 from anonsql.backend.base import Backend
 from anonsql.backend.sql_templates import drop, table
-from anonsql.errors import BackendError
+from anonsql.errors import BackendError, InputError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,11 +27,6 @@ if TYPE_CHECKING:
 _INTEGER_OIDS = {20, 21, 23, 26}
 _FLOAT_OIDS = {700, 701, 1700}
 _NULL = r"\N"
-
-
-def _redact(url: str) -> str:
-    """The URL without its password, for error messages."""
-    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
 
 
 def _pg_type(series: pd.Series) -> str:
@@ -77,10 +72,12 @@ class PostgresBackend(Backend):
             self.url = str(target)
             try:
                 self.con = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
-            except psycopg.OperationalError as e:
-                detail = " ".join(str(e).split())
+            except psycopg.Error as e:
+                # libpq echoes pieces of a connection string it cannot parse (a password
+                # with an unencoded '@', a bad percent escape), so the detail is scrubbed too
+                detail = scrub(" ".join(str(e).split()), self.url)
                 raise BackendError(
-                    f"cannot connect to PostgreSQL at {_redact(self.url)}: {detail}"
+                    f"cannot connect to PostgreSQL at {redact(self.url)}: {detail}"
                 ) from None
         self.con.autocommit = True
 
@@ -222,7 +219,33 @@ class PostgresBackend(Backend):
             self.con.execute("ROLLBACK")
 
     # -- catalog -------------------------------------------------------------------------------
+    def identifier_limit(self) -> int:
+        """Bytes PostgreSQL keeps of an identifier (NAMEDATALEN - 1, 63 unless the server
+        was built otherwise); it silently truncates longer ones."""
+        limit = getattr(self, "_identifier_limit", None)
+        if limit is None:
+            setting = "SELECT current_setting('max_identifier_length')"
+            limit = int(self.fetchall(setting)[0][0])
+            self._identifier_limit = limit
+        return limit
+
+    def canonical_name(self, name: str) -> str:
+        # quoted identifiers are case-sensitive, but cut to the limit (at a character
+        # boundary, as the server's pg_mbcliplen does): a longer name *is* its prefix
+        return name.encode("utf-8")[: self.identifier_limit()].decode("utf-8", "ignore")
+
+    def check_name(self, name: str) -> None:
+        super().check_name(name)
+        size, limit = len(name.encode("utf-8")), self.identifier_limit()
+        if size > limit:
+            raise InputError(
+                f"the name {name!r} is {size} bytes long; PostgreSQL keeps only {limit} bytes "
+                f"of a name and would use {self.canonical_name(name)!r}; choose a shorter name"
+            )
+
     def relation_kind(self, name: str) -> str | None:
+        # a longer name would be truncated onto another relation: refused, not looked up
+        self.check_name(name)
         # to_regclass resolves the name as the search path would (temporary tables
         # included); the argument is a quoted identifier, so any string is just a name
         rows = self.fetchall(
@@ -234,6 +257,7 @@ class PostgresBackend(Backend):
         return "view" if rows[0][0] in ("v", "m") else "table"
 
     def columns(self, name: str) -> list[str]:
+        self.check_name(name)
         cur = self._run(exp.select("*").from_(table(name)).limit(0), None)
         return [d.name for d in cur.description or []]
 

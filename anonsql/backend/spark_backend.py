@@ -351,6 +351,12 @@ class SparkBackend(Backend):
     def relation_names(self) -> list[str]:
         return sorted(t.name for t in self.session.catalog.listTables())
 
+    def canonical_name(self, name: str) -> str:
+        # the session catalog (and the Hive metastore behind it) stores table names in
+        # lower case and, with Spark's default spark.sql.caseSensitive=false, resolves any
+        # spelling to them
+        return name.lower()
+
     def relation_kind(self, name: str) -> str | None:
         catalog = self.session.catalog
         try:

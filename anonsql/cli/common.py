@@ -108,10 +108,26 @@ def model_options(fn: Callable) -> Callable:
     return fn
 
 
-def _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy, **extra):
-    from anonsql.anonymization import Spec
+#: a Spec field -> (the CLI parameter that sets it, its flag)
+_GOAL_FLAGS = {
+    "k": ("k", "--k"),
+    "l": ("l_value", "--l"),
+    "l_variant": ("l_variant", "--l-variant"),
+    "c": ("c_value", "--c"),
+    "t": ("t_value", "--t"),
+    "t_variant": ("t_variant", "--t-variant"),
+    "sensitive_hierarchy": ("sa_hierarchy", "--sa-hierarchy"),
+    "suppression": ("suppression", "--suppression"),
+}
 
-    return Spec(
+
+def _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy, **extra):
+    from click.core import ParameterSource
+
+    from anonsql.anonymization import Spec
+    from anonsql.options import check_goal
+
+    spec = Spec(
         qis=split_list(qi),
         sensitive=sa,
         k=k,
@@ -123,6 +139,15 @@ def _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarc
         sensitive_hierarchy=sa_hierarchy,
         **extra,
     )
+    # an option typed on the command line counts as given even when it equals the default
+    ctx = click.get_current_context()
+    given = {
+        option
+        for option, (param, _) in _GOAL_FLAGS.items()
+        if ctx.get_parameter_source(param) not in (None, ParameterSource.DEFAULT)
+    }
+    check_goal(spec, "", given, spell=lambda option: _GOAL_FLAGS[option][1])
+    return spec
 
 
 class _progress:

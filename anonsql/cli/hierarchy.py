@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
@@ -30,12 +31,14 @@ def hierarchy_load(name: str, file: str, fmt: str | None, sep: str | None, db_pa
     """Read a hierarchy from FILE and store it as NAME (replacing a stored one)."""
     from anonsql.hierarchy.loaders import load_file
 
-    db = open_db(db_path)
-    h = db.hierarchies.save(load_file(name, file, fmt, sep))
+    h = load_file(name, file, fmt, sep)  # read and checked before the database is opened
+    h = open_db(db_path).hierarchies.save(h)
     click.echo(_describe(h))
 
 
-def _values_for_builder(db, values, value_range, table, column) -> list[str] | list[int]:
+def _values_for_builder(values, value_range, table, column) -> list[str] | list[int] | None:
+    """The values given on the command line, or None when they come from --table/--column
+    (read once the database is open)."""
     from anonsql.errors import InputError
 
     given = [bool(values), bool(value_range), bool(table)]
@@ -44,16 +47,16 @@ def _values_for_builder(db, values, value_range, table, column) -> list[str] | l
     if values:
         return split_list(values)
     if value_range:
+        from anonsql.hierarchy.builders import value_range as integers
+
         try:
             lo, hi = (int(x) for x in value_range.split(":"))
         except ValueError:
             raise InputError(f"--range {value_range!r}: use LOW:HIGH, e.g. 0:99") from None
-        return list(range(lo, hi + 1))
+        return integers(lo, hi, "--range")
     if not column:
         raise InputError("--table needs --column")
-    from anonsql.hierarchy.definitions import column_values
-
-    return column_values(db, table, column)
+    return None
 
 
 @hierarchy.command("build")
@@ -93,28 +96,55 @@ def hierarchy_build(
     chosen = [
         k
         for k, v in (("intervals", intervals), ("mask", mask), ("dates", dates), ("groups", groups))
-        if v
+        if v is not None  # --mask 0 is given, and wrong: the builder says why
     ]
     if len(chosen) != 1:
         raise InputError("choose exactly one of --intervals, --mask, --dates, --groups")
-    db = open_db(db_path)
-    vals = _values_for_builder(db, values, value_range, table, column)
     kind = chosen[0]
+    # the options are checked before the database is opened or the values are read
     if kind == "intervals":
         opts: dict[str, Any] = {
-            "widths": [float(w) for w in split_list(intervals)],
+            "widths": _numbers("--intervals", intervals, float),
             "start": start,
             "bottom": bottom,
             "top": top,
         }
     elif kind == "mask":
+        if mask < 1:
+            raise InputError(f"--mask {mask}: give the characters masked per level, >= 1")
         opts = {"step": mask}
     elif kind == "dates":
         opts = {"levels": split_list(dates)}
     else:
-        opts = {"sizes": [int(s) for s in split_list(groups)]}
+        opts = {"sizes": _numbers("--groups", groups, int)}
+    vals = _values_for_builder(values, value_range, table, column)
+    db = open_db(db_path)
+    if vals is None:
+        from anonsql.hierarchy.definitions import column_values
+
+        vals = column_values(db, table, column)
     h = db.hierarchies.save(builders.build(name, kind, vals, **opts))
     click.echo(_describe(h))
+
+
+def _numbers(flag: str, text: str, kind: type) -> list[Any]:
+    """A comma-separated list of numbers of ``kind`` (float or int), each checked here:
+    ``nan``, ``inf`` and zero would otherwise reach the builder's arithmetic."""
+    from anonsql.errors import InputError
+
+    out = []
+    for part in split_list(text):
+        try:
+            x = kind(part)
+        except ValueError:
+            what = "whole numbers" if kind is int else "numbers"
+            raise InputError(f"{flag} {text!r}: {part!r} is not a number; give {what}") from None
+        if not math.isfinite(x) or x <= 0:
+            raise InputError(f"{flag} {text!r}: {part!r} must be a positive number")
+        out.append(x)
+    if not out:
+        raise InputError(f"{flag}: give at least one number")
+    return out
 
 
 def _describe(h) -> str:

@@ -130,14 +130,23 @@ def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path
 @click.option(
     "--materialize", type=click.Choice(["view", "table"]), default="view", show_default=True
 )
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Replace a relation of that name that anonsql did not write (never the run's source).",
+)
 @db_option
 @friendly
-def represent(run_id: int, kind: str, name: str | None, materialize: str, db_path: str) -> None:
+def represent(
+    run_id: int, kind: str, name: str | None, materialize: str, replace: bool, db_path: str
+) -> None:
     """Materialize a data-mining encoding of RUN_ID's output: one column <qi>__<node> per
     hierarchy node (seed 000)."""
     from anonsql.output.representation import materialize_representation
 
-    made = materialize_representation(open_db(db_path), run_id, kind, name, materialize)
+    made = materialize_representation(
+        open_db(db_path), run_id, kind, name, materialize, replace=replace
+    )
     click.echo(f"wrote {materialize} {made!r}")
 
 

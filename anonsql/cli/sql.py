@@ -11,9 +11,21 @@ from anonsql.cli.common import _echo_relation, _echo_result, db_option, friendly
 @click.argument("statements", required=False)
 @click.option("-f", "--file", "sql_file", type=click.Path(dir_okay=False), help="Read a file.")
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@click.option(
+    "--allow-files/--no-allow-files",
+    default=None,
+    help="May anonymization statements name hierarchy files, read here and stored in the "
+    "database? Default: yes on DuckDB, no against a server.",
+)
 @db_option
 @friendly
-def sql_cmd(statements: str | None, sql_file: str | None, as_json: bool, db_path: str) -> None:
+def sql_cmd(
+    statements: str | None,
+    sql_file: str | None,
+    as_json: bool,
+    allow_files: bool | None,
+    db_path: str,
+) -> None:
     """Run SQL: the engine's own statements (DuckDB, PostgreSQL or Spark SQL, as --db says)
     and anonymization statements (ANONYMIZE TABLE ... INTO ... WITH (...), or CREATE VIEW
     ... AS SELECT ... WITH ANONYMIZATION (...))."""
@@ -24,10 +36,18 @@ def sql_cmd(statements: str | None, sql_file: str | None, as_json: bool, db_path
 
     if bool(statements) == bool(sql_file):
         raise InputError("give the statements or -f FILE (one of them)")
-    text = statements if statements else Path(sql_file).read_text(encoding="utf-8")
+    if statements:
+        text = statements
+    else:
+        try:
+            text = Path(sql_file).read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"SQL file {sql_file!r} is not UTF-8 text: {e}") from None
+        except OSError as e:
+            raise InputError(f"cannot read SQL file {sql_file!r}: {e.strerror or e}") from None
     import duckdb
 
-    con = Connection(open_db(db_path))
+    con = Connection(open_db(db_path), allow_files=allow_files)
     for sql, anonymization in split_statements(text):
         if anonymization:
             run = con.run_anonymization(sql)
@@ -74,11 +94,11 @@ def transpile(run_id: int | None, dialect: str, out_file: str | None, db_path: s
     """Print the SQL that rebuilds RUN_ID's output (default: the latest run with one) in
     another engine: hierarchy tables, the run's suppressed classes or recodings, the view."""
     from anonsql.output.deploy import deployment_script
+    from anonsql.output.files import write_text_atomic
 
     script = deployment_script(open_db(db_path), run_id, dialect.lower())
     if out_file:
-        with open(out_file, "w", encoding="utf-8") as f:
-            f.write(script)
+        write_text_atomic(out_file, script)  # a full disk leaves no half-written script
         click.echo(out_file)
     else:
         click.echo(script, nl=False)

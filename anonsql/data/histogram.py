@@ -33,6 +33,8 @@ class Histogram:
     sens: np.ndarray | None = None
     sens_labels: list[str] = field(default_factory=list)
     sensitive: str | None = None
+    #: rows left out because a QI value is missing from its hierarchy (``missing="suppress"``)
+    missing_rows: int = 0
 
     @property
     def rows(self) -> int:
@@ -100,18 +102,54 @@ class Histogram:
         qis: list[str],
         hierarchy_names: list[str],
         sensitive: str | None = None,
+        missing: str = "error",
     ) -> Histogram:
-        """One GROUP BY in the database: QI values are joined to their leaf node ids."""
+        """One GROUP BY in the database: QI values are joined to their leaf node ids.
+
+        A QI value its hierarchy lacks (or NULL) is an error naming the values, or with
+        ``missing="suppress"`` its rows are left out and counted in :attr:`missing_rows`
+        (the caller charges them to the suppression limit; the output guard suppresses
+        them at every read)."""
+        if missing not in ("error", "suppress"):
+            raise InputError(f"missing is 'error' or 'suppress', not {missing!r}")
         hierarchies = [db.hierarchies.load(n) for n in hierarchy_names]
-        query = histogram_query(source, qis, hierarchy_names, sensitive)
+        keys = [db.hierarchies.pin(n) for n in hierarchy_names]
+        query = histogram_query(source, qis, keys, sensitive)
         grouped = db.backend.fetch_columns(query)
+        bad = np.zeros(len(grouped["n"]), dtype=bool)
         for j, (q, n) in enumerate(zip(qis, hierarchy_names, strict=True)):
             ids = grouped[f"q{j}"]
-            if ids.dtype == object or (ids < 0).any():  # NULL: a value the hierarchy lacks
-                db.hierarchies.check_column(source, q, n)  # raises with the details
+            lacking = pd.isna(ids) if ids.dtype == object else ids < 0
+            if lacking.any():  # NULL id: a value the hierarchy lacks
+                if missing == "error":
+                    _explain_missing(db, source, q, n)
+                bad |= np.asarray(lacking, dtype=bool)
+        dropped = 0
+        if bad.any():
+            dropped = int(np.asarray(grouped["n"])[bad].sum())
+            grouped = {c: np.asarray(v)[~bad] for c, v in grouped.items()}
+            for j in range(len(qis)):
+                grouped[f"q{j}"] = grouped[f"q{j}"].astype(np.int64)
         # every raw value of one column type casts to a distinct string (DuckDB writes
         # numbers and times in a round-trip form), so the grouped rows stay distinct
-        return cls._from_grouped(grouped, qis, hierarchies, sensitive)
+        hist = cls._from_grouped(grouped, qis, hierarchies, sensitive)
+        hist.missing_rows = dropped
+        return hist
+
+
+def _explain_missing(db: Database, source: str, column: str, hierarchy: str) -> None:
+    """Raise the hierarchy's missing-values error, saying how a run can go on."""
+    from anonsql.errors import MissingValuesError
+
+    try:
+        db.hierarchies.check_column(source, column, hierarchy)
+    except MissingValuesError as e:
+        raise MissingValuesError(
+            f"{e}; add them to the hierarchy, or pass --missing suppress (option "
+            f"missing = 'suppress') to suppress those rows within the suppression limit",
+            e.count,
+            e.examples,
+        ) from None
 
 
 def histogram_query(

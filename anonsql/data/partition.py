@@ -177,9 +177,9 @@ def _group(levels, column, weights, hierarchies, pairs, keep_rows=False) -> Part
     values, counts, classes = pairs
     if values is not None:
         if classes is None:  # from the histogram: one pair per row
-            pc, pv, pn = _pairs(ids, values, weights)
+            pc, pv, pn = _pairs(ids, values, weights, count)
         else:
-            pc, pv, pn = _pairs(ids[classes], values, counts)
+            pc, pv, pn = _pairs(ids[classes], values, counts, count)
     rows = ids.astype(np.int64, copy=False) if keep_rows else None
     return Partition(levels, codes, sizes, pc, pv, pn, list(hierarchies), rows)
 
@@ -278,9 +278,18 @@ def _take_rows(matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pairs(class_ids: np.ndarray, values: np.ndarray, counts: np.ndarray):
+def _pairs(class_ids: np.ndarray, values: np.ndarray, counts: np.ndarray, classes: int):
+    """Sparse (class, value, count) triples, ordered by class then value."""
     width = int(values.max()) + 1 if len(values) else 1
     key = class_ids.astype(np.int64) * width + values
+    span = classes * width
+    if span <= 4 * len(key) + _COUNTING_SLACK:
+        # few (class, value) combinations: a counting pass instead of sorting the keys (the
+        # lattice search rolls up thousands of partitions, most of them small); counts are
+        # whole numbers below 2**53, exact as float64 weights
+        sums = np.bincount(key, counts, minlength=span)
+        uniq = np.flatnonzero(sums)
+        return uniq // width, uniq % width, sums[uniq].astype(np.int64)
     uniq, inv = np.unique(key, return_inverse=True)
     sums = np.bincount(inv, counts).astype(np.int64)
     return uniq // width, uniq % width, sums

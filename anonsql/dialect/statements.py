@@ -41,10 +41,14 @@ class Plan:
 
 
 def plan(statement: exp.Expression) -> Plan:
-    if isinstance(statement, Anonymize):
-        return _plan_short(statement)
-    if isinstance(statement, AnonymizedCreate):
-        return _plan_view(statement)
+    try:
+        if isinstance(statement, Anonymize):
+            return _plan_short(statement)
+        if isinstance(statement, AnonymizedCreate):
+            return _plan_view(statement)
+    except RecursionError:
+        # values are read recursively (tuples in tuples); none of them nests deeply
+        raise InputError("the anonymization statement is nested too deeply") from None
     raise InputError(f"not an anonymization statement: {_text(statement)}")
 
 
@@ -99,6 +103,9 @@ def _json(text: str, where: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"{where}: invalid JSON ({e.msg} at character {e.pos}): {text}") from None
+    except RecursionError:
+        # the decoder recurses per level; no parameter needs more than a few
+        raise InputError(f"{where}: JSON nested too deeply") from None
 
 
 def _plan_short(st: Anonymize) -> Plan:
@@ -113,7 +120,7 @@ def _plan_short(st: Anonymize) -> Plan:
         if key in values:
             raise InputError(f"{where}: option {key!r} given twice")
         values[key] = _value(option.expression, where)
-        run_options({"qi": ["_"], key: values[key]}, where)  # type check this option alone
+        run_options({"qi": ["_"], key: values[key]}, where, alone=True)  # its type and range
     values["output"] = _name(st.args["output"])
     return Plan(source, run_options(values, head), st)
 
@@ -162,6 +169,12 @@ def _plan_view(st: AnonymizedCreate) -> Plan:
                 raise InputError(f"{head}: more than one column is sensitive")
             values["sensitive"] = name
             if "hierarchy" in params:
+                if "t" not in values:
+                    # only hierarchical t-closeness reads it; unused, it would mislead
+                    raise InputError(
+                        f"{head}: COLUMN {name}'s hierarchy is used by t-closeness only; "
+                        f'give "t" in PARAMETERS or leave "hierarchy" out'
+                    )
                 values["sensitive_hierarchy"] = params["hierarchy"]
     if not qis:
         raise InputError(f'{head}: no COLUMN has "is_quasi_identifier": true')

@@ -13,6 +13,25 @@ from anonsql.errors import HierarchyError
 from anonsql.hierarchy.hierarchy import Hierarchy
 
 ROOT = "*"
+#: most values a range (--range LOW:HIGH, a definition's "range") may hold: a hierarchy is
+#: built in memory and stored with a closure row per node and ancestor, and a million
+#: leaves already take seconds; a range beyond it is a typo, not a domain
+MAX_RANGE = 1_000_000
+
+
+def value_range(low: Any, high: Any, where: str = "range") -> list[int]:
+    """The integers low..high (both included), checked before any is made; ``where`` names
+    the range in messages (``--range``, a definition's ``range``)."""
+    if any(isinstance(x, bool) or not isinstance(x, int) for x in (low, high)):
+        raise HierarchyError(f"{where}: low and high must be integers, not {low!r}, {high!r}")
+    if high < low:
+        raise HierarchyError(f"{where} {low}:{high} is empty (high is below low)")
+    if high - low + 1 > MAX_RANGE:
+        raise HierarchyError(
+            f"{where} {low}:{high} holds {high - low + 1:,} values; a hierarchy is built from "
+            f"at most {MAX_RANGE:,} (take the values from the column instead)"
+        )
+    return list(range(low, high + 1))
 
 
 def _distinct(values: Iterable[Any]) -> list[Any]:
@@ -27,9 +46,13 @@ def _number(v: Any) -> float:
         x = float(v)
     except (TypeError, ValueError):
         raise HierarchyError(f"interval hierarchy: {v!r} is not a number") from None
-    if math.isnan(x):
-        raise HierarchyError("interval hierarchy: NaN is not a value")
+    if not math.isfinite(x):
+        raise HierarchyError(f"interval hierarchy: {v!r} is not a finite number")
     return x
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _fmt(x: float) -> str:
@@ -54,8 +77,12 @@ def intervals(
     if not widths:
         raise HierarchyError("interval hierarchy: give at least one width")
     for w in widths:
-        if w <= 0:
-            raise HierarchyError(f"interval hierarchy: width {w} must be positive")
+        # NaN compares false with everything, so it would pass a plain "w <= 0" test
+        if not _finite(w) or w <= 0:
+            raise HierarchyError(f"interval hierarchy: width {w!r} must be a positive number")
+    for option, value in (("start", start), ("bottom", bottom), ("top", top)):
+        if value is not None and not _finite(value):
+            raise HierarchyError(f"interval hierarchy: {option} {value!r} must be a number")
     for a, b in itertools.pairwise(widths):
         if not float(b / a).is_integer():
             raise HierarchyError(
@@ -85,8 +112,8 @@ def mask(name: str, values: Iterable[Any], step: int = 1, char: str = "*") -> Hi
     """Prefix masking (zip codes): each level replaces ``step`` more trailing characters by
     ``char`` (47012 -> 4701* -> 470** ...). Values of different lengths share a final ``*``
     root."""
-    if step < 1:
-        raise HierarchyError("mask hierarchy: step must be at least 1")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise HierarchyError(f"mask hierarchy: step {step!r} must be a whole number >= 1")
     vals = [str(v) for v in _distinct(values)]
     longest = max(len(v) for v in vals)
     nlevels = math.ceil(longest / step)
@@ -142,8 +169,11 @@ def groups(name: str, ordered_values: Sequence[Any], sizes: Sequence[int]) -> Hi
     vals = [str(v) for v in _distinct(ordered_values)]
     if not sizes:
         raise HierarchyError("group hierarchy: give at least one group size")
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise HierarchyError(f"group hierarchy: size {size!r} must be a whole number >= 1")
     for a, b in itertools.pairwise(sizes):
-        if a < 1 or b % a:
+        if b % a:
             raise HierarchyError(
                 f"group hierarchy: size {b} is not a multiple of {a}; groups must nest"
             )
@@ -167,6 +197,20 @@ def flat(name: str, values: Iterable[Any]) -> Hierarchy:
 BUILDERS = ("intervals", "mask", "dates", "groups", "flat")
 
 
+def _list_option(kind: str, options: dict[str, Any], key: str, item: type, default=None):
+    """A builder's list option from a spec file or manifest, checked before it is used."""
+    value = options.get(key, default)
+    if value is None:
+        raise HierarchyError(f"{kind} hierarchy: give {key!r} (a list)")
+    ok = isinstance(value, list | tuple) and all(
+        isinstance(v, item) and not isinstance(v, bool) for v in value
+    )
+    if not ok:
+        what = {str: "names", int: "whole numbers"}.get(item, "numbers")
+        raise HierarchyError(f"{kind} hierarchy: {key!r} must be a list of {what}, not {value!r}")
+    return list(value)
+
+
 def build(name: str, kind: str, values: Iterable[Any], **options: Any) -> Hierarchy:
     """Dispatch by builder name (used by the CLI and by manifest/spec files)."""
     values = list(values)
@@ -174,17 +218,20 @@ def build(name: str, kind: str, values: Iterable[Any], **options: Any) -> Hierar
         return intervals(
             name,
             values,
-            options["widths"],
+            _list_option(kind, options, "widths", int | float),
             start=options.get("start"),
             bottom=options.get("bottom"),
             top=options.get("top"),
         )
     if kind == "mask":
-        return mask(name, values, step=int(options.get("step", 1)), char=options.get("char", "*"))
+        char = options.get("char", "*")
+        if not isinstance(char, str) or not char:
+            raise HierarchyError(f"mask hierarchy: char must be a non-empty string, not {char!r}")
+        return mask(name, values, step=options.get("step", 1), char=char)
     if kind == "dates":
-        return dates(name, values, options.get("levels", DATE_LEVELS))
+        return dates(name, values, _list_option(kind, options, "levels", str, DATE_LEVELS))
     if kind == "groups":
-        return groups(name, values, options["sizes"])
+        return groups(name, values, _list_option(kind, options, "sizes", int))
     if kind == "flat":
         return flat(name, values)
     raise HierarchyError(f"unknown hierarchy builder {kind!r}; use one of {', '.join(BUILDERS)}")

@@ -116,10 +116,13 @@ def _values(db, qi: str, d: Mapping[str, Any], table: str | None) -> list[Any]:
             raise InputError(f"hierarchy of {qi!r}: values must be a list")
         return list(d["values"])
     if "range" in d:
+        from anonsql.hierarchy.builders import value_range
+
         r = d["range"]
-        if not (isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r)):
+        ok = isinstance(r, list) and len(r) == 2
+        if not ok or any(isinstance(x, bool) or not isinstance(x, int) for x in r):
             raise InputError(f"hierarchy of {qi!r}: range must be [low, high] integers")
-        return list(range(r[0], r[1] + 1))
+        return value_range(r[0], r[1], f"hierarchy of {qi!r}: range")
     if table is None:
         raise InputError(f"hierarchy of {qi!r}: a builder needs values, a range or a table")
     return column_values(db, table, d.get("column", qi))

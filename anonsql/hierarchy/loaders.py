@@ -22,6 +22,8 @@ def _read_text(path: str | Path) -> str:
         return p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
         raise HierarchyError(f"hierarchy file {str(p)!r} is not UTF-8 text: {e}") from None
+    except OSError as e:
+        raise HierarchyError(f"cannot read hierarchy file {str(p)!r}: {e.strerror or e}") from None
 
 
 def _sniff_sep(text: str) -> str:
@@ -76,9 +78,15 @@ def read_json(name: str, path: str | Path) -> Hierarchy:
     text = _read_text(path)
     try:
         tree = json.loads(text)
+        # the decoder and from_tree both recurse once per level of the tree
+        return Hierarchy.from_tree(name, tree, source=str(path))
     except json.JSONDecodeError as e:
         raise HierarchyError(f"hierarchy file {str(path)!r} is not valid JSON: {e}") from None
-    return Hierarchy.from_tree(name, tree, source=str(path))
+    except RecursionError:
+        raise HierarchyError(
+            f"hierarchy file {str(path)!r}: the JSON is nested too deeply (a hierarchy of "
+            f"hundreds of levels is not one anonsql can use)"
+        ) from None
 
 
 def load_file(name: str, path: str | Path, fmt: str | None = None, sep: str | None = None):

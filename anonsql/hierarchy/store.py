@@ -2,7 +2,8 @@
 
 Three tables (templates in ``sql/hierarchy/``):
 
-* ``anonsql_hierarchy`` - the catalog: name, height (number of levels), leaves, nodes, source;
+* ``anonsql_hierarchy`` - the catalog, one row per version: key (``<name>@<content hash>``),
+  name, version, height (number of levels), leaves, nodes, source;
 * ``anonsql_hierarchy_node`` - one row per node: id, label, level, parent id, leaves below;
   unique on ``(hierarchy, level, label)``;
 * ``anonsql_hierarchy_closure`` - one row per (ancestor, descendant) pair with their distance,
@@ -30,12 +31,32 @@ NODES = "anonsql_hierarchy_node"
 CLOSURE = "anonsql_hierarchy_closure"
 
 
-def catalog_insert(name: str, hierarchy: Hierarchy, dialect: str):
-    """The catalog row of a stored hierarchy (``sql/hierarchy/insert_catalog.sql``)."""
+def content_key(name: str, hierarchy: Hierarchy) -> str:
+    """The key of a hierarchy version: its name and a hash of its nodes (labels, levels,
+    parents in id order). Equal content gives the same key, in any database, so deployment
+    scripts from two databases never overwrite each other's versions."""
+    import hashlib
+    import json
+
+    payload = json.dumps(
+        [
+            list(hierarchy.labels),
+            [int(x) for x in hierarchy.levels],
+            [int(x) for x in hierarchy.parents],
+        ],
+        separators=(",", ":"),
+    )
+    return f"{name}@{hashlib.sha256(payload.encode()).hexdigest()[:16]}"
+
+
+def catalog_insert(key: str, name: str, version: int, hierarchy: Hierarchy, dialect: str):
+    """The catalog row of a stored hierarchy version (``sql/hierarchy/insert_catalog.sql``)."""
     return template(
         "hierarchy/insert_catalog",
         dialect,
+        key=key,
         name=name,
+        version=version,
         height=hierarchy.height,
         leaves=len(hierarchy.leaf_ids),
         nodes=hierarchy.size,
@@ -44,11 +65,16 @@ def catalog_insert(name: str, hierarchy: Hierarchy, dialect: str):
 
 
 class HierarchyStore:
-    """Reads and writes hierarchies through a :class:`Backend`."""
+    """Reads and writes hierarchies through a :class:`Backend`.
+
+    A hierarchy is stored as immutable *versions*, each under a key ``<name>@<hash>``. A name
+    resolves to its latest version; an output pins the keys it read (``pin``), and a version
+    that an output uses is never changed or deleted: loading the name again adds a version,
+    and ``drop`` refuses while an output uses one."""
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
-        self._cache: dict[str, Hierarchy] = {}
+        self._cache: dict[str, Hierarchy] = {}  # by key: a key's content never changes
         self._schema_ready = False
 
     def _t(self, template_name: str, /, **params):
@@ -59,81 +85,159 @@ class HierarchyStore:
             return
         for name in ("create_catalog", "create_node", "create_closure"):
             self.backend.execute(self._t(f"hierarchy/{name}"))
+        if "key" not in self.backend.columns(CATALOG):
+            self._migrate()
         self._schema_ready = True
+
+    def _migrate(self) -> None:
+        """A catalog written before hierarchy versions: each name becomes its version 1,
+        keyed by the name (the node and closure rows already are)."""
+        if self.backend.dialect not in ("duckdb", "postgres"):
+            raise InputError(
+                "this database's hierarchy catalog predates hierarchy versions; reload the "
+                "hierarchies into a new database"
+            )
+        with self.backend.transaction():
+            self.backend.execute(f"ALTER TABLE {CATALOG} ADD COLUMN key VARCHAR")
+            self.backend.execute(f"ALTER TABLE {CATALOG} ADD COLUMN version INTEGER")
+            self.backend.execute(f"UPDATE {CATALOG} SET key = name, version = 1")
 
     # -- writing -------------------------------------------------------------------------------
     def save(self, hierarchy: Hierarchy, name: str | None = None) -> Hierarchy:
-        """Store (or replace) a hierarchy in one transaction: a failure leaves the previous
-        version, if any, in place."""
+        """Store ``hierarchy`` as the latest version of ``name``, in one transaction: a
+        failure leaves the previous versions as they were. Versions of the name that no
+        output uses are removed; pinned ones stay."""
         name = name or hierarchy.name
         if not name:
             raise InputError("a hierarchy needs a name")
         self.ensure_schema()
-        frame = hierarchy.to_frame()
+        key = content_key(name, hierarchy)
+        versions = self._versions(name)
+        latest = max((v for _, v in versions), default=0)
         with self.backend.transaction():
-            self._delete(name)
-            self._insert_frame("hierarchy/insert_nodes", frame, name)
-            if self.backend.recursive_closure:
-                self.backend.execute(self._t("hierarchy/insert_closure", name=name))
+            keys = {k for k, _ in versions}
+            if key in keys and dict(versions)[key] == latest:
+                pass  # the same content is the current version already
             else:
-                self._insert_frame("hierarchy/insert_closure_rows", hierarchy.closure_frame(), name)
-            self.backend.execute(catalog_insert(name, hierarchy, self.backend.dialect))
-        self._cache.pop(name, None)
+                if key in keys:  # an older version's content again: it becomes the latest
+                    self.backend.execute(self._t("hierarchy/delete_catalog", name=key))
+                else:
+                    self._insert_version(key, hierarchy)
+                self.backend.execute(
+                    catalog_insert(key, name, latest + 1, hierarchy, self.backend.dialect)
+                )
+            used = self.users()
+            for old in keys - {key}:
+                if old not in used:
+                    self._delete(old)
         self.backend.refresh_statistics(CATALOG, NODES, CLOSURE)
         return hierarchy
+
+    def _insert_version(self, key: str, hierarchy: Hierarchy) -> None:
+        self._insert_frame("hierarchy/insert_nodes", hierarchy.to_frame(), key)
+        if self.backend.recursive_closure:
+            self.backend.execute(self._t("hierarchy/insert_closure", name=key))
+        else:
+            self._insert_frame("hierarchy/insert_closure_rows", hierarchy.closure_frame(), key)
 
     def _insert_frame(self, template_name: str, frame, name: str) -> None:
         self.backend.insert_frame(
             lambda staged: self._t(template_name, name=name, frame=staged), frame
         )
 
-    def _delete(self, name: str) -> None:
+    def _delete(self, key: str) -> None:
         for t in ("delete_closure", "delete_nodes", "delete_catalog"):
-            self.backend.execute(self._t(f"hierarchy/{t}", name=name))
+            self.backend.execute(self._t(f"hierarchy/{t}", name=key))
+        self._cache.pop(key, None)
+
+    def _versions(self, name: str) -> list[tuple[str, int]]:
+        rows = self.backend.fetchall(
+            f"SELECT key, version FROM {CATALOG} WHERE name = ? ORDER BY version", [name]
+        )
+        return [(str(k), int(v)) for k, v in rows]
+
+    def users(self) -> dict[str, list[str]]:
+        """Pinned version key -> the outputs (views and tables that exist) that read it."""
+        from anonsql.output.provenance import Provenance
+
+        if not self.backend.table_exists("anonsql_runs"):
+            return {}  # no run yet; Provenance would create its tables
+        return Provenance(self.backend).hierarchy_users()
 
     def drop(self, name: str) -> None:
-        self.require(name)
+        """Remove every version of ``name``; refused while an output uses one."""
+        self.ensure_schema()
+        versions = self._versions(name)
+        if not versions:
+            self.require(name)
+        used = self.users()
+        outputs = sorted({o for k, _ in versions for o in used.get(k, [])})
+        if outputs:
+            raise InputError(
+                f"hierarchy {name!r} is used by {', '.join(map(repr, outputs))}; drop or "
+                f"refresh those outputs first"
+            )
         with self.backend.transaction():
-            self._delete(name)
-        self._cache.pop(name, None)
+            for key, _ in versions:
+                self._delete(key)
 
     # -- reading ---------------------------------------------------------------------------------
-    def catalog(self) -> pd.DataFrame:
+    def catalog(self, all_versions: bool = False) -> pd.DataFrame:
+        """One row per name (its current version), or per version with ``all_versions``;
+        ``users`` lists the outputs that read the version."""
         self.ensure_schema()
-        return self.backend.fetch_df(self._t("hierarchy/select_catalog"))
+        df = self.backend.fetch_df(self._t("hierarchy/select_catalog"))
+        latest = df.groupby("name")["version"].transform("max") if len(df) else df["version"]
+        df["current"] = df["version"] == latest
+        used = self.users() if len(df) else {}
+        df["users"] = [", ".join(used.get(k, [])) for k in df["key"]]
+        if not all_versions:
+            df = df[df["current"]].drop(columns=["current"])
+        return df.reset_index(drop=True)
 
     def names(self) -> list[str]:
         return list(self.catalog()["name"])
 
-    def exists(self, name: str) -> bool:
-        if name in self._cache:
-            return True
+    def _version(self, ref: str) -> tuple[str, str, str | None] | None:
         self.ensure_schema()
-        rows = self.backend.fetchall(f"SELECT 1 FROM {CATALOG} WHERE name = ?", [name])
-        return bool(rows)
+        rows = self.backend.fetchall(self._t("hierarchy/select_version", ref=ref))
+        return (str(rows[0][0]), str(rows[0][1]), rows[0][2]) if rows else None
 
-    def require(self, name: str) -> None:
-        if not self.exists(name):
+    def exists(self, ref: str) -> bool:
+        return self._version(ref) is not None
+
+    def require(self, ref: str) -> None:
+        if not self.exists(ref):
             known = self.names()
             hint = f"; stored hierarchies: {', '.join(known)}" if known else ""
-            raise InputError(f"no hierarchy named {name!r} in the database{hint}")
+            raise InputError(f"no hierarchy named {ref!r} in the database{hint}")
 
-    def load(self, name: str) -> Hierarchy:
-        """The stored hierarchy as a :class:`Hierarchy` (cached per store)."""
-        if name in self._cache:
-            return self._cache[name]
-        self.require(name)
-        df = self.backend.fetch_df(self._t("hierarchy/select_nodes", name=name))
-        source = self.backend.fetchall(f"SELECT source FROM {CATALOG} WHERE name = ?", [name])
+    def pin(self, ref: str) -> str:
+        """The key of the version ``ref`` names (a key stays itself; a name gives its
+        current version): what a run records and its output reads."""
+        v = self._version(ref)
+        if v is None:
+            self.require(ref)
+        return v[0]  # type: ignore[index]
+
+    def load(self, ref: str) -> Hierarchy:
+        """The version ``ref`` names as a :class:`Hierarchy` (cached by key)."""
+        v = self._version(ref)
+        if v is None:
+            self.require(ref)
+        key, name, source = v  # type: ignore[misc]
+        if key in self._cache:
+            return self._cache[key]
+        df = self.backend.fetch_df(self._t("hierarchy/select_nodes", name=key))
         parents = df["parent"].fillna(-1).astype(np.int64).to_numpy()
         h = Hierarchy(
             name,
             [str(x) for x in df["label"]],
             df["level"].to_numpy(np.int64),
             parents,
-            source[0][0] if source else "database",
+            source or "database",
         )
-        self._cache[name] = h
+        self._cache[key] = h
         return h
 
     def resolve(self, column: str, explicit: str | None = None) -> str:
@@ -154,12 +258,12 @@ class HierarchyStore:
         self, source: str, column: str, name: str, limit: int = 10
     ) -> tuple[int, int, list[str]]:
         """(distinct values missing, rows affected, up to ``limit`` of the values)."""
-        self.require(name)
+        key = self.pin(name)
         self.backend.require_columns(source, [column])
         rows = self.backend.fetchall(
             self._t(
                 "hierarchy/missing_values",
-                name=name,
+                name=key,
                 source=table(source),
                 col=ident(column),
                 limit=limit,
@@ -188,7 +292,7 @@ class HierarchyStore:
             raise HierarchyError(
                 f"hierarchy {name!r} has levels 0..{h.top_level}; level {level} does not exist"
             )
-        return self._t("hierarchy/level_map", name=name, level=level)
+        return self._t("hierarchy/level_map", name=self.pin(name), level=level)
 
     def generalize_column(self, source: str, column: str, name: str, level: int):
         """SQL query: every row of ``source`` with ``column`` generalized to ``level``."""
@@ -202,7 +306,6 @@ class HierarchyStore:
 
     def lca_sql(self, name: str, sets_table: str) -> pd.DataFrame:
         """LCA of each set in ``sets_table(set_id, node)``, computed over the closure table."""
-        self.require(name)
         return self.backend.fetch_df(
-            self._t("hierarchy/lca_sets", name=name, sets=table(sets_table))
+            self._t("hierarchy/lca_sets", name=self.pin(name), sets=table(sets_table))
         )

@@ -17,9 +17,9 @@ _MESSAGES = {
 
 def check_invariants(store: HierarchyStore, name: str) -> dict[str, int]:
     """Counts of violated invariants (all zero for a sound hierarchy); raises on any."""
-    store.require(name)
+    key = store.pin(name)
     df = store.backend.fetch_df(
-        template("hierarchy/check_invariants", store.backend.dialect, name=name)
+        template("hierarchy/check_invariants", store.backend.dialect, name=key)
     )
     counts = {k: int(df[k].iloc[0]) for k in _MESSAGES}
     bad = [f"{n} {_MESSAGES[k]}" for k, n in counts.items() if n]

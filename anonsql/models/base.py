@@ -76,9 +76,21 @@ class PrivacyModel(ABC):
 
     name: ClassVar[str]
     needs_sensitive: ClassVar[bool] = False
-    #: True when the set of passing classes can only grow as classes merge (generalization),
-    #: which makes anonymity monotone over the lattice (pruning by predictive tagging).
-    monotone: ClassVar[bool] = True
+    # Monotonicity over the lattice. A generalization's classes are unions of the node's
+    # classes (seed 002 section II.C), so what the search may infer from a checked node depends
+    # on how the model behaves when classes merge:
+    #: *Without suppression*: a union of classes that all satisfy the model satisfies it. Then
+    #: with no suppression allowed an anonymous node makes every generalization anonymous and
+    #: a non-anonymous one every specialization non-anonymous (predictive tagging is sound).
+    monotone_without_suppression: ClassVar[bool] = True
+    #: *With suppression*: a union of classes satisfies the model as soon as *one* of them
+    #: does. Then a generalization's failing classes are unions of failing classes only, its
+    #: suppressed records a subset of the node's, and tagging stays sound under any
+    #: suppression limit. A model without this property is not monotone with suppression:
+    #: a passing class A and a failing class B whose union fails make the node with classes
+    #: {A, B} anonymous for a limit of |B| records and its generalization merging them not.
+    #: ARX calls the pair ``isMonotonicWithGeneralization`` / ``isMonotonicWithSuppression``.
+    monotone_with_suppression: ClassVar[bool] = False
 
     @abstractmethod
     def class_values(self, stats: ClassStats) -> np.ndarray:

@@ -9,7 +9,14 @@ from anonsql.models.base import ClassStats, PrivacyModel
 
 
 class KAnonymity(PrivacyModel):
+    """Monotone without and with suppression: a union of classes is at least as large as each
+    of them, so it holds k records as soon as one of its classes does. A generalization's
+    classes smaller than k are therefore unions of classes smaller than k, and the records it
+    suppresses are a subset of those its specializations suppress."""
+
     name = "k-anonymity"
+    monotone_without_suppression = True
+    monotone_with_suppression = True
 
     def __init__(self, k: int) -> None:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:

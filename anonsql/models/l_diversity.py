@@ -37,9 +37,15 @@ class _LDiversity(PrivacyModel):
 
 
 class DistinctLDiversity(_LDiversity):
-    """Every class holds at least l distinct sensitive values."""
+    """Every class holds at least l distinct sensitive values.
+
+    Monotone without and with suppression: a union of classes holds every value each of them
+    holds, so it is l-diverse as soon as one of its classes is (ARX: monotonic with
+    generalization and with suppression)."""
 
     name = "distinct-l"
+    monotone_without_suppression = True
+    monotone_with_suppression = True
 
     def __init__(self, l: int) -> None:  # noqa: E741 - the literature's name
         self.l = int(_check_l(l))
@@ -62,9 +68,18 @@ class DistinctLDiversity(_LDiversity):
 
 
 class EntropyLDiversity(_LDiversity):
-    """Seed 004 Definition 10; value = exp(entropy) (Definition 11)."""
+    """Seed 004 Definition 10; value = exp(entropy) (Definition 11).
+
+    Monotone without suppression: entropy is concave and a union's distribution is the
+    size-weighted mixture of its classes' distributions, so its entropy is at least the
+    weighted mean of theirs, >= ln l when each is (Machanavajjhala et al.). Not monotone with
+    suppression: {a, b} is 2-diverse, {a, a} is not, and their union {a, a, a, b} (entropy
+    0.56 < ln 2) is not either: a node with the two classes is anonymous for a limit of two
+    records, its generalization merging them suppresses all four."""
 
     name = "entropy-l"
+    monotone_without_suppression = True
+    monotone_with_suppression = False
 
     def __init__(self, l: float) -> None:  # noqa: E741
         self.l = _check_l(l, whole=False)
@@ -92,9 +107,18 @@ class EntropyLDiversity(_LDiversity):
 class RecursiveCLDiversity(_LDiversity):
     """Recursive (c,l)-diversity: with a class's value counts sorted r1 >= r2 >= ... >= rm,
     the class passes when r1 < c * (r_l + ... + r_m). Value: r1 / (r_l + ... + r_m)
-    (infinite when the class has fewer than l values)."""
+    (infinite when the class has fewer than l values).
+
+    Monotone without suppression (Machanavajjhala et al.): in a union, the largest count is at
+    most the sum of the classes' largest counts, and the tail r_l + ... + r_m is at least the
+    sum of their tails (the l - 1 values that are most frequent in the union are at most the
+    l - 1 most frequent of each class), so r1 < c * tail carries over. Not monotone with
+    suppression: with c = 2, l = 2, {a, b} passes (1 < 2 * 1), {a, a, a} fails, and their
+    union (r1 = 4, tail 1) fails."""
 
     name = "recursive-cl"
+    monotone_without_suppression = True
+    monotone_with_suppression = False
 
     def __init__(self, l: int, c: float) -> None:  # noqa: E741
         self.l = int(_check_l(l))

@@ -1,10 +1,19 @@
 """A privacy goal: models that every class must satisfy, and how many records may be
 suppressed to get there (ARX's semantics: classes that fail a model are suppressed; the
-transformation is anonymous when the suppressed records stay within the limit)."""
+transformation is anonymous when the suppressed records stay within the limit).
+
+What a check of one node proves about the others (:meth:`Requirements.screen`) follows from
+the models' monotonicity (``monotone_without_suppression`` / ``monotone_with_suppression`` in
+:mod:`anonsql.models.base`) and from one fact about the lattice: every class of a node is a
+union of classes of each of its specializations (seed 002 section II.C).
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -12,7 +21,21 @@ from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
-from anonsql.models.base import ClassStats, PrivacyModel
+from anonsql.models.base import EPS, ClassStats, PrivacyModel
+from anonsql.models.l_diversity import EntropyLDiversity
+from anonsql.models.t_closeness import (
+    EqualDistanceEMD,
+    HierarchicalEMD,
+    L1Closeness,
+    OrderedDistanceEMD,
+)
+
+#: classes passing the monotone models are screened against the others largest first: the
+#: first 256, then up to the 4,096th and the 65,536th, then the rest. A model call costs a fixed
+#: overhead, so a first chunk of a few hundred classes costs little more than one of a few; on
+#: large tables the largest classes usually prove a node non-anonymous before the many small
+#: ones are assessed (see :meth:`Requirements.screen`)
+_SCREEN_CHUNKS = (256, 4096, 65536)
 
 
 @dataclass
@@ -27,11 +50,31 @@ class Assessment:
 
 
 @dataclass
+class Screening:
+    """What one check of a node proves (:meth:`Requirements.screen`).
+
+    ``anonymous`` is None when the check stopped before settling it (the caller's ``stop``);
+    ``assessment`` is the exact assessment whenever every class was assessed. ``below`` is a
+    lower bound of the records suppressed in the node *and in every specialization of it*;
+    ``below`` above the limit proves them all non-anonymous. ``clean`` says that no class
+    fails a model that is not monotone with suppression, so a generalization suppresses
+    exactly what the monotone models make it suppress.
+    """
+
+    anonymous: bool | None
+    assessment: Assessment | None
+    below: float
+    clean: bool = False
+
+
+@dataclass
 class Requirements:
     models: list[PrivacyModel]
     suppression_limit: float = 0.0
     sensitive_hierarchy: Hierarchy | None = None
     _overall: np.ndarray | None = field(default=None, repr=False)
+    #: per model: the largest class value over point masses (see :meth:`_convex_form`)
+    _f_max: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         lim = self.suppression_limit
@@ -65,11 +108,196 @@ class Requirements:
         )
 
     def assess(self, part: Partition, hist: Histogram) -> Assessment:
+        """Which classes pass every model, and whether the suppressed records stay within the
+        limit. The models monotone with suppression (cheap counts) run first; the others only
+        on the classes still passing, which is the same result for less work."""
         stats = self.stats(part, hist)
         passing = np.ones(part.classes, dtype=bool)
         for m in self.models:
-            passing &= m.check(stats)
+            if m.monotone_with_suppression:
+                passing &= m.check(stats)
+        for m in self.models:
+            if not m.monotone_with_suppression:
+                still = np.flatnonzero(passing)
+                passing[still] = m.check(_subset(stats, still))
         suppressed_rows = int(part.sizes[~passing].sum())
         return Assessment(
             passing, suppressed_rows, suppressed_rows <= self.suppression_limit * hist.rows
         )
+
+    # -- what a check proves about other nodes ---------------------------------------------------
+    def allowed(self, rows: int) -> float:
+        """Records that may be suppressed in a table of ``rows`` records."""
+        return self.suppression_limit * rows
+
+    def monotone(self, rows: int) -> bool:
+        """Whether anonymity is monotone over the lattice for these models and this limit, so
+        that an anonymous node makes its generalizations anonymous and a non-anonymous one its
+        specializations non-anonymous (predictive tagging is sound).
+
+        With less than one record allowed, nothing may be suppressed and monotonicity without
+        suppression decides; with every record allowed, every node is anonymous; otherwise
+        every model must be monotone with suppression (the property is closed under
+        conjunction: a union passes all of them as soon as one of its classes does)."""
+        allowed = self.allowed(rows)
+        if allowed >= rows:
+            return True
+        if allowed < 1:
+            return all(m.monotone_without_suppression for m in self.models)
+        return all(m.monotone_with_suppression for m in self.models)
+
+    @property
+    def not_monotone_with_suppression(self) -> list[PrivacyModel]:
+        return [m for m in self.models if not m.monotone_with_suppression]
+
+    def screen(
+        self,
+        part: Partition,
+        hist: Histogram,
+        stop: Callable[[float], bool] | None = None,
+    ) -> Screening:
+        """Assess a node in stages, proving as much about its neighbours as it can.
+
+        1. The models monotone with suppression (M: k-anonymity, distinct l-diversity) are
+           assessed on every class. A union of classes passes M as soon as one of them does,
+           so a class of the node failing M is a union of classes failing M in every
+           specialization: its records are suppressed there too. ``below`` starts with them.
+        2. ``stop(below)``, when given, may end the check here (e.g. when a node suppressing
+           that many records cannot beat the best score); ``anonymous`` is then None.
+        3. The other models (R) are assessed on the classes passing M, largest first, in
+           chunks. Each such class C failing R adds to ``below``: C's parts in a specialization
+           that are not suppressed pass R, and R is monotone without suppression, so at least
+           one part is suppressed (one record); for a model whose class value is a convex
+           function f of the class distribution, passing when f <= tau (t-closeness: the
+           distance; entropy l-diversity: minus the entropy), the suppressed share w of C
+           satisfies f(C) <= w * f_max + (1 - w) * tau (the parts' f averaged by size bounds
+           f(C) from above, f_max = max f over point masses), so
+           w >= (f(C) - tau) / (f_max - tau). The check stops as soon as ``below`` exceeds the
+           limit: the node and every specialization are then proven non-anonymous.
+        4. An anonymous node whose classes all pass R (those failing M included) is ``clean``:
+           a generalization's classes are unions of classes passing R, hence pass R, and the
+           generalization suppresses only what M makes it suppress, which is at most what the
+           node suppresses.
+
+        Without R models this is :meth:`assess` and ``below`` is the suppressed count.
+        """
+        allowed = self.allowed(hist.rows)
+        stats = self.stats(part, hist)
+        sizes = part.sizes
+        passing = np.ones(part.classes, dtype=bool)
+        rest = []
+        for m in self.models:
+            if m.monotone_with_suppression:
+                passing &= m.check(stats)
+            else:
+                rest.append(m)
+        below = float(sizes[~passing].sum())
+        if not rest or below > allowed:
+            rows = int(below)
+            a = Assessment(passing, rows, rows <= allowed)
+            return Screening(a.anonymous, a if not rest else None, below)
+        if stop is not None and stop(below):
+            return Screening(None, None, below)
+        candidates = np.flatnonzero(passing)
+        candidates = candidates[np.argsort(-sizes[candidates], kind="stable")]
+        bounds = [0, *[b for b in _SCREEN_CHUNKS if b < len(candidates)], len(candidates)]
+        failed = below
+        m_failing = ~passing
+        for lo, hi in pairwise(bounds):
+            chunk = candidates[lo:hi]
+            ok, share = self._assess_rest(rest, _subset(stats, chunk))
+            fails = ~ok
+            passing[chunk[fails]] = False
+            c_sizes = sizes[chunk[fails]].astype(np.float64)
+            failed += float(c_sizes.sum())
+            # records are whole, so a class's bound rounds up (after a slack that covers
+            # rounding errors in the class values), and a failing class suppresses at least one
+            below += float(np.maximum(np.ceil(c_sizes * (share[fails] - 1e-9)), 1.0).sum())
+            if below > allowed:
+                return Screening(False, None, below)
+            if failed > allowed and below + float(sizes[candidates[hi:]].sum()) <= allowed:
+                # not anonymous, and the classes left cannot lift the bound over the limit
+                return Screening(False, None, below)
+        rows = int(failed)
+        a = Assessment(passing, rows, rows <= allowed)
+        clean = False
+        if a.anonymous and not (passing ^ ~m_failing).any():
+            # every class passing M passes R: clean if the classes failing M pass R too
+            others = np.flatnonzero(m_failing)
+            clean = bool(self._assess_rest(rest, _subset(stats, others))[0].all())
+        return Screening(a.anonymous, a, below, clean)
+
+    def _assess_rest(
+        self, models: list[PrivacyModel], stats: ClassStats
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Which classes pass every model, and the share of each class's records that
+        step 3 of :meth:`screen` proves suppressed in any specialization (0 where no bound
+        is known)."""
+        ok = np.ones(stats.classes, dtype=bool)
+        share = np.zeros(stats.classes)
+        for m in models:
+            values = m.class_values(stats)
+            ok &= m.passes(values)
+            convex = self._convex_form(m, stats)
+            if convex is not None:
+                f, tau, f_max = convex(values)
+                with np.errstate(invalid="ignore"):
+                    s = np.clip((f - tau) / (f_max - tau), 0.0, 1.0)
+                share = np.maximum(share, np.nan_to_num(s))
+        return ok, share
+
+    def _convex_form(self, model: PrivacyModel, stats: ClassStats):
+        """For a model whose class value is a convex function of the class distribution (up
+        to a monotone transform), a function mapping class values to ``(f, tau, f_max)``:
+        the class passes when f <= tau and f <= f_max on every distribution. None for other
+        models (recursive (c,l)-diversity's test is not of this form)."""
+        if isinstance(model, EntropyLDiversity):
+            # f = -entropy (convex: entropy is concave), tau = -(ln l - EPS), f_max = 0 (a
+            # point mass has entropy 0)
+            tau = -(math.log(model.l) - EPS)
+            if tau >= 0:
+                return None  # l = 1: no class fails
+            return lambda values: (-np.log(values), tau, 0.0)
+        if isinstance(model, (EqualDistanceEMD, HierarchicalEMD, OrderedDistanceEMD, L1Closeness)):
+            # f = the distance (convex, see anonsql.models.t_closeness); its maximum over the
+            # simplex is reached at a vertex, a class holding one value only
+            key = (id(model), id(stats.overall))
+            if key not in self._f_max:
+                self._f_max[key] = float(model.class_values(_point_masses(stats)).max())
+            tau, f_max = model.t + EPS, self._f_max[key]
+            if f_max <= tau:
+                return None
+            return lambda values: (values, tau, f_max)
+        return None
+
+
+def _subset(stats: ClassStats, classes: np.ndarray) -> ClassStats:
+    """The classes ``classes`` of ``stats``, renumbered 0..len-1 in that order."""
+    pos = np.full(stats.classes, -1, dtype=np.int64)
+    pos[classes] = np.arange(len(classes))
+    pair_class = pos[stats.pair_class] if stats.pair_class is not None else None
+    keep = pair_class >= 0 if pair_class is not None else None
+    return ClassStats(
+        stats.sizes[classes],
+        pair_class[keep] if pair_class is not None else None,
+        stats.pair_value[keep] if keep is not None else None,
+        stats.pair_count[keep] if keep is not None else None,
+        stats.overall,
+        stats.labels,
+        stats.sensitive_hierarchy,
+    )
+
+
+def _point_masses(stats: ClassStats) -> ClassStats:
+    """One class per sensitive value, holding that value only."""
+    v = len(stats.overall)
+    one = np.ones(v, dtype=np.int64)
+    return ClassStats(
+        one,
+        np.arange(v),
+        np.arange(v),
+        one,
+        stats.overall,
+        stats.labels,
+        stats.sensitive_hierarchy,
+    )

@@ -12,6 +12,16 @@ Distances between a class distribution p and the table's distribution q over m v
   min(pos_extra(N), neg_extra(N))``;
 * L1 (seed 004 Definitions 12-14): ``sum |p_i - q_i|``, the measure ``t_clo`` of seed 004 is
   its maximum over classes.
+
+Monotonicity (every variant). Without suppression: monotone. Each distance is a convex
+function of the class distribution p for the fixed table distribution q (an EMD is the
+optimum of a transport problem whose constraints are linear in p; L1 is a norm), and a union's
+distribution is the size-weighted mixture of its classes', so its distance is at most the
+weighted mean of theirs, <= t when each is (Li et al.). Not monotone with suppression: each
+distance is a function of p - q homogeneous of degree one, so a class A of a records
+distributed as q (distance 0) merged with a class B of b records at distance d > t gives a class
+at distance b * d / (a + b), which fails once b * d > t * (a + b): a node with classes A and B
+is anonymous for a limit of b records, its generalization merging them suppresses a + b.
 """
 
 from __future__ import annotations
@@ -33,6 +43,8 @@ def _chunks(n_rows: int, width: int):
 
 class _TCloseness(PrivacyModel):
     needs_sensitive = True
+    monotone_without_suppression = True  # convex distances (module docstring)
+    monotone_with_suppression = False  # a merge with a far class fails (module docstring)
 
     def __init__(self, t: float) -> None:
         if isinstance(t, bool) or not isinstance(t, (int, float, np.floating)) or not 0 <= t <= 1:

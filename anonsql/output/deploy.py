@@ -1,9 +1,13 @@
 """The SQL of a finished run, for another engine: what ``anonsql transpile`` prints.
 
-A run's output is a view (or table) over the source table, the hierarchies' closure tables
-and the run's suppressed classes (lattice search) or recodings (GAA). The script recreates
-exactly those in the target: the hierarchy tables with the run's hierarchies, the rows the
-output reads, and the output itself. Every statement is generated through sqlglot for the
+A run's output is a self-guarding view (or table) over the source table, the pinned versions
+of its hierarchies and, for multidimensional recodings, its rows in ``anonsql_recodings``. The
+script recreates exactly those in the target, keyed so that it never touches another output:
+hierarchy versions under their content-addressed keys (equal keys hold equal content, from
+any database), recoding rows under the output's name, and the output itself. Deploying many
+scripts into one target, or one script twice, changes only the script's own output.
+
+Every statement is generated through sqlglot for the
 target dialect (the same templates the backends run); a dialect that cannot express one
 (see :mod:`anonsql.backend.dialects`) fails before anything is printed.
 """
@@ -20,9 +24,8 @@ from anonsql.backend.dialects import check_dialect_name
 from anonsql.backend.sql_templates import drop, table, template
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.hierarchy.store import CLOSURE, NODES, catalog_insert
-from anonsql.output.materialize import create_statement, output_query
-from anonsql.output.recoding import recoding_query
+from anonsql.hierarchy.store import CLOSURE, NODES
+from anonsql.output.materialize import create_statement
 
 # engines where CREATE OR REPLACE cannot replace every view or table (PostgreSQL has no
 # OR REPLACE TABLE, and replaces a view only by one with the same leading columns; Spark's
@@ -63,13 +66,23 @@ def deployment_statements(db: Database, run_id: int | None, dialect: str) -> lis
 
 
 def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Expression]:
-    run_id = int(row["run_id"])
+    from anonsql.output.writer import run_query
+
     params = json.loads(row["parameters"])
-    qis: list[str] = params["qis"]
-    names = [params["hierarchies"][q] for q in qis]
-    source, output = row["source"], row["output"]
-    columns = params.get("columns") or db.backend.columns(source)
-    greedy = str(row["algorithm"]).startswith("greedy")
+    if "qi_keys" not in params:
+        raise InputError(
+            f"run {row['run_id']} was written by an older anonsql without pinned hierarchies; "
+            f"run it again"
+        )
+    output = row["output"]
+    run = {
+        "run_id": int(row["run_id"]),
+        "output": output,
+        "source": row["source"],
+        "algorithm": row["algorithm"],
+        "parameters": params,
+        "levels": json.loads(row["levels"]) if row["levels"] else None,
+    }
 
     def t(template_name: str, /, **kw: Any) -> exp.Expression:
         return template(template_name, dialect, **kw)
@@ -79,12 +92,13 @@ def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Exp
         t("hierarchy/create_node"),
         t("hierarchy/create_closure"),
     ]
-    for name in dict.fromkeys(names):
-        h = db.hierarchies.load(name)
-        out += [t(f"hierarchy/{d}", name=name) for d in ("delete_closure", "delete_nodes")]
-        out.append(t("hierarchy/delete_catalog", name=name))
+    for key in dict.fromkeys(params["hierarchy_keys"]):
+        h = db.hierarchies.load(key)
+        # a key names one content: replacing its rows by the same rows changes no output
+        out += [t(f"hierarchy/{d}", name=key) for d in ("delete_closure", "delete_nodes")]
+        out.append(t("hierarchy/delete_catalog", name=key))
         node_rows = [
-            (name, i, str(label), int(lv), None if p < 0 else int(p), int(n))
+            (key, i, str(label), int(lv), None if p < 0 else int(p), int(n))
             for i, (label, lv, p, n) in enumerate(
                 zip(h.labels, h.levels, h.parents, h.leaf_counts, strict=True)
             )
@@ -99,46 +113,40 @@ def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Exp
             _values_insert(
                 CLOSURE,
                 ["hierarchy", "ancestor", "descendant", "distance"],
-                [(name, int(a), int(d), int(k)) for a, d, k in closure.itertuples(index=False)],
+                [(key, int(a), int(d), int(k)) for a, d, k in closure.itertuples(index=False)],
             )
         )
-        out.append(catalog_insert(name, h, dialect))
-    if greedy:
+        out.append(
+            t(
+                "hierarchy/insert_catalog_next",
+                key=key,
+                name=h.name,
+                height=h.height,
+                leaves=len(h.leaf_ids),
+                nodes=h.size,
+                source=h.source,
+            )
+        )
+    if params.get("recoding") == "table":
         out.append(t("output/create_recodings"))
         rec = db.backend.fetch_df(
-            "SELECT original, generalized, nodes FROM anonsql_recodings WHERE run_id = ?",
-            [run_id],
+            "SELECT run_id, original, generalized, nodes FROM anonsql_recodings WHERE output = ?",
+            [output],
         )
-        out.append(exp.delete(table("anonsql_recodings"), exp.column("run_id").eq(run_id)))
+        out.append(exp.delete(table("anonsql_recodings"), exp.column("output").eq(output)))
         if len(rec):
             rows = [
-                (run_id, list(map(str, o)), list(map(str, g)), [int(x) for x in n])
-                for o, g, n in rec.itertuples(index=False)
+                (output, int(r), list(map(str, o)), list(map(str, g)), [int(x) for x in n])
+                for r, o, g, n in rec.itertuples(index=False)
             ]
             out.append(
                 _values_insert(
-                    "anonsql_recodings", ["run_id", "original", "generalized", "nodes"], rows
+                    "anonsql_recodings",
+                    ["output", "run_id", "original", "generalized", "nodes"],
+                    rows,
                 )
             )
-        query = recoding_query(source, columns, qis, run_id)
-    else:
-        out.append(t("output/create_suppressed"))
-        sup = db.backend.fetchall("SELECT class FROM anonsql_suppressed WHERE run_id = ?", [run_id])
-        out.append(exp.delete(table("anonsql_suppressed"), exp.column("run_id").eq(run_id)))
-        if sup:
-            rows = [(run_id, [str(x) for x in r[0]]) for r in sup]
-            out.append(_values_insert("anonsql_suppressed", ["run_id", "class"], rows))
-        levels = [int(json.loads(row["levels"])[q]) for q in qis]
-        query = output_query(
-            dialect,
-            source,
-            columns,
-            qis,
-            names,
-            levels,
-            run_id if sup else None,
-            bool(params.get("drop_suppressed")),
-        )
+    query, _ = run_query(db, run, dialect=dialect)
     kind = row["materialize"] or "view"
     if dialect in _DROP_AND_CREATE:
         out.append(drop(kind, output))

@@ -1,5 +1,6 @@
-"""Provenance of runs (``anonsql_runs``), the suppressed classes an output view reads
-(``anonsql_suppressed``), and the solution space of each run (``anonsql_solutions``)."""
+"""Provenance of runs (``anonsql_runs``), the recodings multidimensional outputs read
+(``anonsql_recodings``, keyed by output), and the solution space of each run
+(``anonsql_solutions``). An output's current run is the latest run that wrote it."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ class Provenance:
         if not getattr(backend, "_provenance_ready", False):
             for name in (
                 "create_runs",
-                "create_suppressed",
                 "create_solutions",
                 "create_recodings",
             ):
@@ -32,8 +32,13 @@ class Provenance:
         return int(self.backend.fetchall(self._t("output/next_run_id"))[0][0])
 
     def produced(self, output: str) -> bool:
-        rows = self.backend.fetchall("SELECT 1 FROM anonsql_runs WHERE output = ?", [output])
-        return bool(rows)
+        """Whether a run wrote relation ``output``, under any name the engine takes for it
+        (a run that wrote "ADULT_K5" wrote ``adult_k5`` on DuckDB): compared in Python by
+        the backend's rule, which SQL string equality cannot express for every engine."""
+        rows = self.backend.fetchall(
+            "SELECT DISTINCT output FROM anonsql_runs WHERE output IS NOT NULL"
+        )
+        return any(self.backend.same_relation(str(r[0]), output) for r in rows)
 
     def _insert_frame(self, name: str, frame: pd.DataFrame, **params: Any) -> None:
         self.backend.insert_frame(lambda staged: self._t(name, frame=staged, **params), frame)
@@ -43,15 +48,6 @@ class Provenance:
             k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in fields.items()
         }
         self.backend.execute(self._t("output/insert_run", run_id=run_id, **as_json))
-
-    def replace_suppressed(self, run_id: int, output: str | None, keys: list[list[str]]) -> None:
-        if output:
-            self.backend.execute(self._t("output/delete_suppressed_of_output", output=output))
-        if keys:
-            self._insert_frame(
-                "output/insert_suppressed", pd.DataFrame({"class": keys}), run_id=run_id
-            )
-            self.backend.refresh_statistics("anonsql_suppressed")
 
     def replace_recodings(
         self,
@@ -65,12 +61,41 @@ class Provenance:
         tuple and its generalized labels, read by the output view."""
         self.backend.execute(self._t("output/delete_recodings_of_output", output=output))
         frame = pd.DataFrame({"original": original, "generalized": generalized, "nodes": nodes})
-        self._insert_frame("output/insert_recodings", frame, run_id=run_id)
+        self._insert_frame("output/insert_recodings", frame, run_id=run_id, output=output)
         self.backend.refresh_statistics("anonsql_recodings")
 
     def record_solutions(self, run_id: int, frame: pd.DataFrame) -> None:
         if len(frame):
             self._insert_frame("output/insert_solutions", frame, run_id=run_id)
+
+    def latest_runs(self) -> dict[str, dict[str, Any]]:
+        """Output name -> its current run (the latest that wrote it), for outputs that still
+        exist: run_id, source, materialize, algorithm, parameters, levels, measures."""
+        rows = self.backend.fetchall(
+            "SELECT run_id, output, source, materialize, algorithm, parameters, levels, measures "
+            "FROM anonsql_runs WHERE output IS NOT NULL ORDER BY run_id"
+        )
+        latest: dict[str, dict[str, Any]] = {}
+        for run_id, output, source, materialize, algorithm, params, levels, measures in rows:
+            latest[output] = {
+                "run_id": int(run_id),
+                "output": output,
+                "source": source,
+                "materialize": materialize,
+                "algorithm": algorithm,
+                "parameters": json.loads(params),
+                "levels": json.loads(levels) if levels else None,
+                "measures": json.loads(measures) if measures else {},
+            }
+        return {o: r for o, r in latest.items() if self.backend.table_exists(o)}
+
+    def hierarchy_users(self) -> dict[str, list[str]]:
+        """Pinned hierarchy key -> the existing outputs whose current run reads it."""
+        users: dict[str, list[str]] = {}
+        for output, run in self.latest_runs().items():
+            for key in run["parameters"].get("hierarchy_keys", []):
+                users.setdefault(key, []).append(output)
+        return users
 
     def runs(self) -> pd.DataFrame:
         return self.backend.fetch_df("SELECT * FROM anonsql_runs ORDER BY run_id")

@@ -1,60 +1,69 @@
-"""The output of a multidimensional recoding (GAA): each source row's QIs replaced by the
-labels of its class, looked up in ``anonsql_recodings`` by the row's original values.
+"""Recodings: what an algorithm returns and the one output writer materializes.
 
-Every original QI tuple has exactly one recoding, so the inner join keeps every row.
+A recoding says, for every distinct original QI tuple, which labels are released and which
+hierarchy nodes (or class ids) they stand for. Two forms cover every algorithm:
+
+* :class:`LevelRecoding` - full-domain generalization (the lattice searches): one level per
+  QI, applied through the pinned hierarchy versions, so it is defined for every value the
+  hierarchy holds, not only those present at run time;
+* :class:`TableRecoding` - a multidimensional or local recoding (GAA, and the partitioning and
+  clustering algorithms): an explicit table from original tuples to released labels, stored in
+  ``anonsql_recodings`` under the output's name. A tuple absent from it (a row added after the
+  run) has no release and is suppressed by the guard.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlglot import exp
 
-from anonsql.backend.sql_templates import column, ident, table
+
+@dataclass
+class LevelRecoding:
+    """One generalization level per QI, over the hierarchies with these pinned keys."""
+
+    hierarchies: list[str]
+    levels: list[int]
+
+    kind = "levels"
 
 
-def recoding_query(
-    source: str, columns: list[str], qis: list[str], run_id: int, extras: bool = False
-) -> exp.Select:
-    """SELECT of the recoded rows; with ``extras`` also ``__o<j>`` (original value) and
-    ``__n<j>`` (generalized node id) per QI, as :func:`output_query` gives them."""
-    m = len(qis)
+@dataclass
+class TableRecoding:
+    """Original QI tuple -> released labels and node ids (one row per distinct tuple)."""
 
-    # one column per QI out of the label lists (sqlglot's index is 0-based, shifted per
-    # dialect), so the join is on plain columns
-    def item(col: str, j: int) -> exp.Expression:
-        return exp.Bracket(this=exp.column(col), expressions=[exp.Literal.number(j)])
+    original: list[list[str]]
+    generalized: list[list[str]]
+    nodes: list[list[int]]
+    output: str = ""  # set by the writer: the rows are stored under the output's name
 
-    parts = [
-        exp.alias_(item(col, j), f"{p}{j}")
-        for col, p in (("original", "o"), ("generalized", "g"), ("nodes", "n"))
-        for j in range(m)
-    ]
-    rec = (
-        exp.select(*parts)
-        .from_("anonsql_recodings")
-        .where(exp.column("run_id").eq(exp.convert(run_id)))
-    )
-    on = exp.and_(
-        *[
-            exp.column(f"o{j}", "r").eq(exp.cast(column(q, "s"), "VARCHAR"))
-            for j, q in enumerate(qis)
+    kind = "table"
+
+    @property
+    def width(self) -> int:
+        return len(self.original[0]) if self.original else 0
+
+    def lookup_query(self, width: int | None = None) -> exp.Select:
+        """``o<j>, g<j>, n<j>`` per QI, read from ``anonsql_recodings`` for this output
+        (sqlglot's index is 0-based and shifted for 1-based dialects such as DuckDB)."""
+        m = self.width if width is None else width
+
+        def item(col: str, j: int) -> exp.Expression:
+            return exp.Bracket(this=exp.column(col), expressions=[exp.Literal.number(j)])
+
+        parts = [
+            exp.alias_(item(col, j), f"{p}{j}")
+            for col, p in (("original", "o"), ("generalized", "g"), ("nodes", "n"))
+            for j in range(m)
         ]
-    )
-    q = (
-        exp.select()
-        .from_(exp.alias_(table(source), "s", table=True))
-        .join(exp.alias_(rec.subquery(), "r", table=True), on=on)
-    )
-    if extras:
-        for j, name in enumerate(qis):
-            q = q.select(
-                exp.alias_(exp.cast(column(name, "s"), "VARCHAR"), f"__o{j}"),
-                exp.alias_(exp.column(f"n{j}", "r"), f"__n{j}"),
-                copy=False,
-            )
-    for c in columns:
-        value = exp.column(f"g{qis.index(c)}", "r") if c in qis else column(c, "s")
-        q = q.select(exp.alias_(value, ident(c)), copy=False)
-    return q
+        return (
+            exp.select(*parts)
+            .from_("anonsql_recodings")
+            .where(exp.column("output").eq(exp.convert(self.output)))
+        )
 
 
-__all__ = ["recoding_query"]
+Recoding = LevelRecoding | TableRecoding
+
+__all__ = ["LevelRecoding", "Recoding", "TableRecoding"]

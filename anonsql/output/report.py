@@ -185,13 +185,22 @@ def _solutions(be, run_id: int) -> list[dict[str, Any]]:
 
 # -- HTML --------------------------------------------------------------------------------------
 def write_report(report: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
+    """Write the JSON and HTML files into ``out_dir`` (created when missing). Both texts are
+    rendered before either file is touched, and each file is replaced atomically: a full
+    disk leaves the previous files (or none), never a truncated one."""
+    from anonsql.output.files import write_text_atomic
+
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
     stem = f"anonsql_run_{report['run_id']}"
-    json_path = folder / f"{stem}.json"
-    html_path = folder / f"{stem}.html"
-    json_path.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
-    html_path.write_text(render_html(report), encoding="utf-8")
+    texts = {
+        folder / f"{stem}.json": json.dumps(report, indent=2, default=str),
+        folder / f"{stem}.html": render_html(report),
+    }
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create the folder {str(folder)!r}: {e.strerror or e}") from None
+    json_path, html_path = [write_text_atomic(path, text) for path, text in texts.items()]
     return json_path, html_path
 
 

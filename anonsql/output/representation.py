@@ -57,13 +57,20 @@ def column_names(qis: list[str], hierarchies: list[Hierarchy], taken: list[str])
 
 def _run(db, run_id: int) -> dict:
     be = db.backend
+    if not be.table_exists("anonsql_runs"):
+        raise InputError("this database has no anonsql runs yet; anonymize a table first")
     rows = be.fetchall(
         "SELECT source, output, algorithm, parameters, levels FROM anonsql_runs WHERE run_id = ?",
         [run_id],
     )
     if not rows:
-        raise InputError(f"no run {run_id}")
+        known = [r[0] for r in be.fetchall("SELECT run_id FROM anonsql_runs ORDER BY 1")]
+        listed = ", ".join(map(str, known[-20:]))  # the latest, in a database with many
+        more = f"{len(known) - 20} earlier and " if len(known) > 20 else ""
+        raise InputError(f"no run {run_id}; the runs are {more}{listed or 'none'}")
     source, output, algorithm, params, levels = rows[0]
+    if not output:
+        raise InputError(f"run {run_id} wrote no output, so there is nothing to represent")
     return {
         "source": source,
         "output": output,
@@ -76,37 +83,15 @@ def _run(db, run_id: int) -> dict:
 def rows_query(
     db, run_id: int
 ) -> tuple[exp.Select, list[str], list[str], list[Hierarchy], list[str]]:
-    """The run's anonymized rows with ``__o<j>`` / ``__n<j>`` per QI; also the QIs, the
-    output's columns, the hierarchies and their names."""
-    from anonsql.output.materialize import output_query
-    from anonsql.output.recoding import recoding_query
+    """The run's released rows, as its guarded output reads them now, with ``__o<j>`` /
+    ``__n<j>`` per QI (suppressed rows at the roots); also the QIs, the output's columns, the
+    hierarchies and their pinned keys."""
+    from anonsql.output.writer import run_query
 
     run = _run(db, run_id)
-    p = run["parameters"]
-    qis = list(p["qis"])
-    names = [p["hierarchies"][q] for q in qis]
-    hs = [db.hierarchies.load(n) for n in names]
-    source = run["source"]
-    columns = p.get("columns") or db.backend.require_table(source)
-    if run["algorithm"].startswith("greedy"):
-        q = recoding_query(source, columns, qis, run_id, extras=True)
-    else:
-        levels = [run["levels"][x] for x in qis]
-        has_supp = db.backend.fetchall(
-            "SELECT COUNT(*) FROM anonsql_suppressed WHERE run_id = ?", [run_id]
-        )[0][0]
-        q = output_query(
-            db.backend.dialect,
-            source,
-            columns,
-            qis,
-            names,
-            levels,
-            run_id if has_supp else None,
-            bool(p.get("drop_suppressed")),
-            roots=[h.root for h in hs],
-        )
-    return q, qis, columns, hs, names
+    run["run_id"] = run_id
+    q, info = run_query(db, run, roots=True, flag=True)
+    return q, info["qis"], info["columns"], info["hierarchies"], info["keys"]
 
 
 def representation_query(db, run_id: int, kind: str, with_original: bool = False) -> exp.Select:
@@ -129,7 +114,7 @@ def representation_query(db, run_id: int, kind: str, with_original: bool = False
         out = out.select(*[column(f"__o{j}", "r") for j in range(m)], copy=False)
     if kind == "proportional":
         props = _proportions(rows, qis, names, hs, colnames)
-        on = exp.and_(*[column(k, "r").eq(column(k, "p")) for k in keys])
+        on = exp.and_(*[column(k, "r").eq(column(k, "p")) for k in [*keys, "__suppressed"]])
         out = out.from_(exp.alias_(rows.copy(), "r", table=True)).join(
             exp.alias_(props.subquery(), "p", table=True), on=on
         )
@@ -169,6 +154,25 @@ def _proportions(rows, qis, names, hs, colnames) -> exp.Select:
     ancestors through the closure table, counted per class, divided by the class size."""
     m = len(qis)
     keys = [f"__n{j}" for j in range(m)]
+    # Suppressed rows are encoded as fully generalized: their class (flagged, at the roots)
+    # counts every row of the table, so its shares are the table's and say nothing about the
+    # suppressed records themselves (else one suppressed record's shares would be its exact
+    # values). Every row not suppressed is counted there once more. A released class that
+    # is at the roots without being suppressed keeps its own shares (seed 000, Table III).
+    flag = "__suppressed"
+    originals = [column(f"__o{j}") for j in range(m)]
+    rows = exp.union(
+        exp.select(*[column(k) for k in keys], column(flag), *originals).from_(rows.copy()),
+        exp.select(
+            *[exp.alias_(exp.convert(h.root), k) for k, h in zip(keys, hs, strict=True)],
+            exp.alias_(exp.true(), flag),
+            *originals,
+        )
+        .from_(rows.copy())
+        .where(exp.not_(column(flag))),
+        distinct=False,
+    ).subquery()
+    keys = [*keys, flag]
     parts = []
     for j, name in enumerate(names):
         leaf = exp.alias_(table(NODES), "leaf", table=True)
@@ -234,19 +238,27 @@ def _proportions(rows, qis, names, hs, colnames) -> exp.Select:
 
 
 def materialize_representation(
-    db, run_id: int, kind: str, name: str | None = None, materialize: str = "view"
+    db,
+    run_id: int,
+    kind: str,
+    name: str | None = None,
+    materialize: str = "view",
+    replace: bool = False,
 ) -> str:
-    """Create the representation as a view (or table) named ``<output>_<kind>`` by default;
-    one statement, so a failure leaves nothing behind."""
+    """Create the representation as a view (or table) named ``<output>_<kind>`` by default,
+    in one transaction, so a failure leaves nothing behind. It replaces a relation of that
+    name only when anonsql wrote it or ``replace`` is set, and never the run's source."""
     from anonsql.output.materialize import replace_output
-    from anonsql.output.naming import check_output_name
+    from anonsql.output.naming import check_may_replace, check_output_name, record_written
 
     run = _run(db, run_id)
     name = name or f"{run['output']}_{kind}"
-    check_output_name(name, run["source"])
+    check_output_name(name, run["source"], db.backend)
+    check_may_replace(db, name, replace)
     query = representation_query(db, run_id, kind)
     with db.backend.transaction():
         replace_output(db, materialize, name, query)
+        record_written(db, name, "represent")
     return name
 
 

@@ -149,6 +149,10 @@ class NodeEvaluator:
 
 class Search(ABC):
     name: str
+    #: prune as if every privacy model were monotone with suppression (ARX's "practical
+    #: monotonicity"); only searches that prune read it, and their guarantee says when the
+    #: assumption was made for models that are not (see :mod:`anonsql.search.flash`)
+    assume_monotone: bool = False
 
     @abstractmethod
     def run(

@@ -1,5 +1,6 @@
 """Exhaustive search: every node of the lattice is checked and scored. The reference the
-optimal search is tested against, and a baseline for benchmarks."""
+optimal search is tested against, and a baseline for benchmarks. It prunes nothing, so it
+assumes nothing: ``assume_monotone`` has no effect on it."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ SELECT
     WHERE n.hierarchy = :name AND n.level = 0 AND (
       SELECT COUNT(*) FROM anonsql_hierarchy_closure AS c
       WHERE c.hierarchy = :name AND c.descendant = n.id) <> (
-      SELECT h.height FROM anonsql_hierarchy AS h WHERE h.name = :name)) AS bad_depths,
+      SELECT h.height FROM anonsql_hierarchy AS h WHERE h.key = :name)) AS bad_depths,
   -- number of roots (must be one)
   (SELECT COUNT(*) FROM anonsql_hierarchy_node AS n
     WHERE n.hierarchy = :name AND n.parent IS NULL) - 1 AS extra_roots

@@ -1,1 +1,1 @@
-DELETE FROM anonsql_hierarchy WHERE name = :name
+DELETE FROM anonsql_hierarchy WHERE key = :name

@@ -1,2 +1,2 @@
-INSERT INTO anonsql_hierarchy (name, height, leaves, nodes, source, created_at)
-VALUES (:name, :height, :leaves, :nodes, :source, CURRENT_TIMESTAMP)
+INSERT INTO anonsql_hierarchy (key, name, version, height, leaves, nodes, source, created_at)
+VALUES (:key, :name, :version, :height, :leaves, :nodes, :source, CURRENT_TIMESTAMP)

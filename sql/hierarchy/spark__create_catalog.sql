@@ -1,7 +1,9 @@
--- No PRIMARY KEY: spark's tables do not take (or enforce) constraints; anonsql keeps names
--- unique itself (a hierarchy is replaced by delete + insert in one transaction).
+-- No PRIMARY KEY: spark's tables do not take (or enforce) constraints; anonsql keeps keys
+-- unique itself (a version's key is its name and content hash).
 CREATE TABLE IF NOT EXISTS anonsql_hierarchy (
+  key STRING NOT NULL,
   name STRING NOT NULL,
+  version INT NOT NULL,
   height INT NOT NULL,
   leaves INT NOT NULL,
   nodes INT NOT NULL,

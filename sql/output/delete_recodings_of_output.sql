@@ -1,2 +1,1 @@
-DELETE FROM anonsql_recodings
-WHERE run_id IN (SELECT r.run_id FROM anonsql_runs AS r WHERE r.output = :output)
+DELETE FROM anonsql_recodings WHERE output = :output

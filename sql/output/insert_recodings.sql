@@ -1,2 +1,2 @@
-INSERT INTO anonsql_recodings (run_id, original, generalized, nodes)
-SELECT :run_id, f.original, f.generalized, f.nodes FROM :frame AS f
+INSERT INTO anonsql_recodings (output, run_id, original, generalized, nodes)
+SELECT :output, :run_id, f.original, f.generalized, f.nodes FROM :frame AS f

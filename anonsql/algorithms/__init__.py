@@ -1,0 +1,29 @@
+"""Anonymization algorithms by user-facing name (``--algorithm``, ``"algorithm"`` in specs and
+SQL parameters). Each returns a recoding; :func:`anonsql.anonymization.anonymize` hands it to
+the one output writer."""
+
+from __future__ import annotations
+
+from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.errors import InputError
+
+
+def _registry() -> dict[str, type[Algorithm]]:
+    from anonsql.algorithms.greedy import GreedyAlgorithm
+    from anonsql.algorithms.lattice import Exhaustive, Flash
+
+    return {cls.name: cls for cls in (Flash, Exhaustive, GreedyAlgorithm)}
+
+
+ALGORITHM_NAMES = ("flash", "exhaustive", "greedy")
+
+
+def algorithm(name: str) -> Algorithm:
+    registry = _registry()
+    try:
+        return registry[name]()
+    except KeyError:
+        raise InputError(f"unknown algorithm {name!r}; use one of {', '.join(registry)}") from None
+
+
+__all__ = ["ALGORITHM_NAMES", "Algorithm", "Outcome", "RunContext", "algorithm"]

@@ -1,0 +1,64 @@
+"""What an anonymization algorithm is: it reads the source (through the histogram), decides
+a recoding, and returns it with its figures. It never writes: the one output writer
+(:mod:`anonsql.output.writer`) materializes every algorithm's recoding behind the same
+read-time guard, with the same provenance and pinned hierarchies."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from anonsql.models.base import PrivacyModel
+from anonsql.output.recoding import Recoding
+
+if TYPE_CHECKING:
+    from anonsql.database import Database
+    from anonsql.search.base import Progress
+
+
+@dataclass
+class RunContext:
+    """The checked inputs of a run: the source, the spec, each QI's pinned hierarchy key and
+    the sensitive hierarchy's key (hierarchical EMD)."""
+
+    db: Database
+    source: str
+    spec: Any  # anonsql.anonymization.Spec
+    keys: list[str]
+    sensitive_key: str | None
+    progress: Progress | None
+    timings: dict[str, float]
+    t0: float
+
+
+@dataclass
+class Outcome:
+    """An algorithm's answer: the recoding, the models every released class satisfies (the
+    guard enforces them at every read), and its figures."""
+
+    recoding: Recoding
+    models: list[PrivacyModel]
+    metric: str
+    score: float
+    measures: dict[str, Any]
+    checked: int
+    algorithm: str
+    guarantee: str
+    levels: dict[str, int] = field(default_factory=dict)
+    per_qi: dict[str, float] | None = None
+    lattice_size: int | None = None
+    solutions: list[dict] = field(default_factory=list)
+
+
+class Algorithm(ABC):
+    """One entry of :data:`anonsql.algorithms.ALGORITHMS`."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def run(self, ctx: RunContext) -> Outcome:
+        """Decide the recoding of ``ctx.source``."""
+
+
+__all__ = ["Algorithm", "Outcome", "RunContext"]

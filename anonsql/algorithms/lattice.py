@@ -1,0 +1,125 @@
+"""Full-domain generalization with record suppression, as ARX does it: the optimal node of the
+lattice of level vectors (``flash``, ``exhaustive``; the searches live in
+:mod:`anonsql.search`). The recoding is one level per QI over the pinned hierarchies."""
+
+from __future__ import annotations
+
+import time
+
+from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.data.histogram import Histogram
+from anonsql.data.partition import Partition
+from anonsql.errors import InputError
+from anonsql.metrics.quality import quality_model
+from anonsql.metrics.risk import risk_measures
+from anonsql.models import HierarchicalEMD
+from anonsql.models.goal import build_models
+from anonsql.models.requirements import Requirements
+from anonsql.output.recoding import LevelRecoding
+from anonsql.search import search as make_search
+from anonsql.search.base import SearchResult
+
+
+def suppression_budget(limit: float, known_rows: int, missing_rows: int) -> float:
+    """The share of the *classified* rows the search may suppress when ``missing_rows`` rows
+    (values their hierarchy lacks) are suppressed already: the limit applies to all rows."""
+    total = known_rows + missing_rows
+    allowed = limit * total - missing_rows
+    if allowed < 0:
+        raise InputError(
+            f"{missing_rows} row(s) hold values missing from their hierarchies, more than the "
+            f"suppression limit allows ({limit:.1%} of {total} rows)"
+        )
+    return min(1.0, allowed / known_rows) if known_rows else 0.0
+
+
+class _Lattice(Algorithm):
+    def run(self, ctx: RunContext) -> Outcome:
+        spec = ctx.spec
+        metric = spec.metric or "loss"
+        search = make_search(self.name)
+        models = build_models(spec, ctx.sensitive_key)
+        quality = quality_model(metric)
+        sens_h = None
+        if any(isinstance(m, HierarchicalEMD) for m in models):
+            if spec.sensitive is None:
+                raise InputError("hierarchical EMD needs a sensitive attribute (--sa)")
+            ctx.db.hierarchies.check_column(ctx.source, spec.sensitive, ctx.sensitive_key)
+            sens_h = ctx.db.hierarchies.load(ctx.sensitive_key)
+        if any(m.needs_sensitive for m in models) and spec.sensitive is None:
+            raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
+        hist = Histogram.from_database(
+            ctx.db, ctx.source, spec.qis, ctx.keys, spec.sensitive, spec.missing
+        )
+        if hist.rows == 0:
+            if hist.missing_rows:
+                raise InputError(f"every row of {ctx.source!r} holds a value its hierarchy lacks")
+            raise InputError(f"table {ctx.source!r} is empty")
+        budget = suppression_budget(spec.suppression, hist.rows, hist.missing_rows)
+        requirements = Requirements(models, budget, sens_h)
+        requirements.validate(hist)
+        ctx.timings["histogram"] = time.perf_counter() - ctx.t0
+
+        t1 = time.perf_counter()
+        if hasattr(search, "frontier"):
+            search.frontier = spec.solutions
+        if hasattr(search, "assume_monotone"):
+            search.assume_monotone = spec.assume_monotone
+        result = search.run(hist, requirements, quality, ctx.progress)
+        ctx.timings["search"] = time.perf_counter() - t1
+        del search  # frees the search's partition cache before the output is written
+        if result.optimum is None:
+            goal = ", ".join(m.describe() for m in models)
+            raise InputError(
+                f"no transformation satisfies {goal} with at most {spec.suppression:.1%} of "
+                f"the records suppressed"
+            )
+        levels = list(result.optimum.levels)
+        part = result.partition or Partition.from_histogram(hist, tuple(levels))
+        assessment = requirements.assess(part, hist)
+        measures = risk_measures(part.sizes, assessment.suppressed).to_dict()
+        if hist.missing_rows:
+            measures["missing_rows"] = hist.missing_rows
+            measures["suppressed_rows"] = measures.get("suppressed_rows", 0) + hist.missing_rows
+        per_qi = quality.per_qi(part, assessment.suppressed)
+        return Outcome(
+            recoding=LevelRecoding(list(ctx.keys), levels),
+            models=models,
+            metric=metric,
+            score=result.optimum.score,
+            measures=measures,
+            checked=result.checked,
+            algorithm=result.algorithm,
+            guarantee=result.guarantee,
+            levels=dict(zip(spec.qis, levels, strict=True)),
+            per_qi=per_qi,
+            lattice_size=result.lattice_size,
+            solutions=[_solution_row(s, spec.qis, result) for s in result.solutions],
+        )
+
+
+def _solution_row(s, qis, result: SearchResult) -> dict:
+    return {
+        "levels": list(s.levels),
+        "transformation": ", ".join(f"{q}={lv}" for q, lv in zip(qis, s.levels, strict=True)),
+        "score": s.score,
+        "suppressed_rows": s.suppressed_rows,
+        "classes": s.classes,
+        "minimal": s.minimal,
+        "optimal": result.optimum is not None and s.levels == result.optimum.levels,
+    }
+
+
+class Flash(_Lattice):
+    """The optimal node, found by Flash's pruned search."""
+
+    name = "flash"
+
+
+class Exhaustive(_Lattice):
+    """The optimal node, found by scoring every node."""
+
+    name = "exhaustive"
+
+
+__all__ = ["Exhaustive", "Flash", "suppression_budget"]

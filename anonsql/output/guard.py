@@ -1,0 +1,322 @@
+"""The self-guarding output query: what every anonymized view runs at read time.
+
+A view built by anonsql does not trust anything stored at run time to keep it anonymous. Each
+read
+
+1. gives every source row the run's transformation (:mod:`anonsql.output.recoding`): its QI
+   values are mapped to released labels and hierarchy node ids, through the run's pinned
+   hierarchy versions (full-domain levels) or its stored recoding table (multidimensional
+   recodings). A QI value that the mapping lacks - a value added after the run, a NULL - gives
+   no node: that row is *unknown* and suppressed in every QI, whatever its level;
+2. forms the equivalence classes of the rows as they are *now* (one GROUP BY over the raw QI
+   values, mapped to node ids, so the class sizes cost about one GROUP BY of the source) and
+   tests every privacy model of the run on them, with the SQL the ``check`` command runs
+   (``sql/models/*.sql``, over the same four relations ``classes``, ``class_sensitive``,
+   ``overall``);
+3. suppresses (``*`` in every QI, or leaves out) the rows of every class that fails a model.
+
+So a deleted row can shrink a class below k, an inserted row can form a new class, and either
+way the read suppresses what fails. Correctness does not depend on any list of suppressed
+classes kept from the run. The overall sensitive distribution (t-closeness) is that of the rows
+the read classifies (every row whose values the mapping knows), as the run's search used it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+
+from anonsql.backend.sql_templates import column, ident, table, template
+from anonsql.errors import InputError
+from anonsql.hierarchy.store import NODES
+from anonsql.models.base import PrivacyModel
+from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
+
+SUPPRESSED_LABEL = "*"
+#: prefix of every relation name the query defines (common table expressions); a source
+#: cannot be named like that (:func:`check_source_name`)
+PREFIX = "__anonsql_"
+#: the relations the model templates read, renamed to prefixed CTEs here
+_MODEL_RELATIONS = ("classes", "class_sensitive", "overall")
+
+
+@dataclass
+class Guard:
+    """What a read enforces: the run's privacy models over its sensitive attribute.
+
+    ``sensitive_hierarchy`` is the pinned key of the hierarchy a hierarchical EMD uses; a row
+    whose sensitive value that hierarchy lacks is unknown (suppressed), as the run could not
+    have placed it either."""
+
+    models: list[PrivacyModel]
+    sensitive: str | None = None
+    sensitive_hierarchy: str | None = None
+    sensitive_top: int | None = None
+    k_only: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise InputError("a guarded output needs at least one privacy model")
+        self.k_only = not any(m.needs_sensitive for m in self.models)
+        if not self.k_only and self.sensitive is None:
+            raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
+
+
+def check_source_name(source: str) -> None:
+    if source.lower().startswith(PREFIX):
+        raise InputError(f"names starting with {PREFIX!r} are reserved for anonsql's queries")
+
+
+def _c(name: str, alias: str | None = None) -> exp.Column:
+    return column(name, alias)
+
+
+def _raw(name: str, alias: str = "s") -> exp.Expression:
+    return exp.cast(column(name, alias), "VARCHAR")
+
+
+def _mapping_joins(
+    q: exp.Select, dialect: str, qis: list[str], recoding: Recoding, alias: str, value
+) -> tuple[exp.Select, list[exp.Expression], list[exp.Expression]]:
+    """Join ``q`` (rows aliased ``alias``) to the transformation; returns the query, each QI's
+    node id and each QI's released label (NULL where the mapping lacks the value)."""
+    nodes: list[exp.Expression] = []
+    labels: list[exp.Expression] = []
+    if isinstance(recoding, LevelRecoding):
+        for j, (key, lv) in enumerate(zip(recoding.hierarchies, recoding.levels, strict=True)):
+            m = f"{PREFIX}m{j}"
+            level_map = template("hierarchy/level_map", dialect, name=key, level=lv)
+            # LEFT JOIN: a value the hierarchy lacks keeps its row (suppressed, not dropped);
+            # an outer join also keeps PostgreSQL's row estimate at the source's size
+            q = q.join(
+                exp.alias_(level_map.subquery(), m, table=True),
+                on=_c("value", m).eq(value(qis[j], alias)),
+                join_type="left",
+                copy=False,
+            )
+            nodes.append(_c("node", m))
+            labels.append(_c("generalized", m))
+        return q, nodes, labels
+    assert isinstance(recoding, TableRecoding)
+    r = f"{PREFIX}rec"
+    on = exp.and_(*[_c(f"o{j}", r).eq(value(q_, alias)) for j, q_ in enumerate(qis)])
+    q = q.join(
+        exp.alias_(recoding.lookup_query(len(qis)).subquery(), r, table=True),
+        on=on,
+        join_type="left",
+        copy=False,
+    )
+    return q, [_c(f"n{j}", r) for j in range(len(qis))], [_c(f"g{j}", r) for j in range(len(qis))]
+
+
+def _rename_model_relations(tree: exp.Expression) -> exp.Expression:
+    def rename(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Table) and not node.db and node.name in _MODEL_RELATIONS:
+            return exp.alias_(exp.to_table(PREFIX + node.name), node.alias or node.name, table=True)
+        return node
+
+    return tree.transform(rename)
+
+
+def _model_ok(models: list[PrivacyModel], dialect: str, top: int | None) -> exp.Select:
+    """``class_id, ok`` over the prefixed ``classes`` relation: every model's SQL test."""
+    cls = f"{PREFIX}classes"
+    q = exp.select(_c("class_id", "c")).from_(exp.alias_(exp.to_table(cls), "c", table=True))
+    conds = []
+    for i, model in enumerate(models):
+        name, params = model.sql_template()
+        if "top" in params and params["top"] is None:
+            params = {**params, "top": top}
+        values = _rename_model_relations(template(name, dialect, **params))
+        v = f"v{i}"
+        cond = sqlglot.parse_one(model.sql_pass(), read="duckdb")
+        cond = cond.transform(
+            lambda n, v=v: _c("value", v) if isinstance(n, exp.Column) and n.name == "value" else n
+        )
+        conds.append(exp.func("COALESCE", cond, exp.false()))
+        q = q.join(
+            exp.alias_(values.subquery(), v, table=True),
+            on=_c("class_id", v).eq(_c("class_id", "c")),
+            join_type="left",
+            copy=False,
+        )
+    return q.select(exp.alias_(exp.and_(*conds), "ok"), copy=False)
+
+
+def guarded_query(
+    dialect: str,
+    source: str,
+    columns: list[str],
+    qis: list[str],
+    recoding: Recoding,
+    guard: Guard,
+    drop_suppressed: bool = False,
+    roots: list[int] | None = None,
+    flag: bool = False,
+) -> exp.Select:
+    """SELECT of the released rows of ``source`` (``columns``, QIs as labels).
+
+    With ``roots`` (each QI's root node id) the rows also carry, per QI j, the original value
+    ``__o<j>`` and the released node ``__n<j>`` (the root for suppressed rows): what the
+    data-mining representations read. With ``flag`` they carry ``__suppressed``."""
+    check_source_name(source)
+    m = len(qis)
+    n_cols = [f"n{j}" for j in range(m)]
+
+    # 1. the classes as they are now: the source grouped by raw QI values (one pass, no
+    #    joins), the distinct combinations mapped to node ids, then grouped by node ids
+    grouped_name = f"{PREFIX}g"
+    raw = [exp.alias_(_raw(q, None), f"v{j}") for j, q in enumerate(qis)]
+    if not guard.k_only:
+        s = exp.func("COALESCE", _raw(guard.sensitive, None), exp.convert("NULL"))
+        raw.append(exp.alias_(s, "s"))
+    grouped = (
+        exp.select(*raw, exp.alias_(exp.Count(this=exp.Star()), "n"))
+        .from_(table(source))
+        .group_by(*[exp.Literal.number(i + 1) for i in range(len(raw))])
+    )
+
+    def grouped_value(q_: str, alias: str) -> exp.Expression:
+        return _c(f"v{qis.index(q_)}", alias)
+
+    mapped = exp.select().from_(exp.alias_(table(grouped_name), "g", table=True))
+    mapped, g_nodes, _ = _mapping_joins(mapped, dialect, qis, recoding, "g", grouped_value)
+    known = [nd.is_(exp.null()).not_() for nd in g_nodes]
+    if guard.sensitive_hierarchy is not None:
+        sl = f"{PREFIX}sl"
+        leaves = (
+            exp.select(_c("label"))
+            .from_(table(NODES))
+            .where(
+                _c("hierarchy").eq(exp.convert(guard.sensitive_hierarchy)),
+                _c("level").eq(exp.convert(0)),
+                copy=False,
+            )
+        )
+        mapped = mapped.join(
+            exp.alias_(leaves.subquery(), sl, table=True),
+            on=_c("label", sl).eq(_c("s", "g")),
+            join_type="left",
+            copy=False,
+        )
+        known.append(_c("label", sl).is_(exp.null()).not_())
+    mapped = mapped.select(
+        *[exp.alias_(nd, n) for nd, n in zip(g_nodes, n_cols, strict=True)], copy=False
+    )
+    if not guard.k_only:
+        mapped = mapped.select(_c("s", "g"), copy=False)
+    mapped = mapped.select(_c("n", "g"), copy=False).where(exp.and_(*known), copy=False)
+    mapped_name = f"{PREFIX}known"
+
+    ctes: list[tuple[str, exp.Expression]] = [(grouped_name, grouped), (mapped_name, mapped)]
+    ok_name = f"{PREFIX}ok"
+    node_keys = [_c(n) for n in n_cols]
+    if guard.k_only:
+        # k-anonymity alone needs class sizes only
+        k = min(int(getattr(mdl, "k", 0)) for mdl in guard.models)
+        ok = (
+            exp.select(
+                *node_keys,
+                exp.alias_(exp.GTE(this=exp.Sum(this=_c("n")), expression=exp.convert(k)), "ok"),
+            )
+            .from_(table(mapped_name))
+            .group_by(*node_keys)
+        )
+        ctes.append((ok_name, ok))
+    else:
+        cs, ck = f"{PREFIX}cs", f"{PREFIX}ck"
+        ctes.append(
+            (
+                cs,
+                exp.select(*node_keys, _c("s"), exp.alias_(exp.Sum(this=_c("n")), "c"))
+                .from_(table(mapped_name))
+                .group_by(*node_keys, _c("s")),
+            )
+        )
+        order = exp.Order(expressions=[exp.Ordered(this=_c(n)) for n in n_cols])
+        ctes.append(
+            (
+                ck,
+                exp.select(
+                    *node_keys,
+                    exp.alias_(
+                        exp.Window(this=exp.Anonymous(this="ROW_NUMBER"), order=order), "class_id"
+                    ),
+                    exp.alias_(exp.Sum(this=_c("c")), "size"),
+                )
+                .from_(table(cs))
+                .group_by(*node_keys),
+            )
+        )
+        # the value order of ordered-distance EMD: numbers first, numerically, then labels
+        # (anonsql.models.base.sensitive_order); a pattern test instead of TRY_CAST, which
+        # PostgreSQL lacks
+        order = "x.s"
+        if any(mdl.name == "ordered-emd" for mdl in guard.models):
+            number = r"'^\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\s*$'"
+            order = (
+                f"CASE WHEN REGEXP_MATCHES(x.s, {number}) THEN CAST(x.s AS DOUBLE) END "
+                f"NULLS LAST, x.s"
+            )
+        rel = sqlglot.parse_one(
+            f"""
+            WITH {PREFIX}classes AS (
+              SELECT k.class_id, CAST(k.size AS DOUBLE) AS size, FALSE AS suppressed
+              FROM {ck} AS k
+            ), {PREFIX}class_sensitive AS (
+              SELECT k.class_id, x.s, CAST(x.c AS DOUBLE) AS c
+              FROM {cs} AS x JOIN {ck} AS k ON {" AND ".join(f"x.{n} = k.{n}" for n in n_cols)}
+            ), {PREFIX}overall AS (
+              SELECT x.s, CAST(SUM(x.c) AS DOUBLE) / (SELECT SUM(y.c) FROM {cs} AS y) AS q,
+                     ROW_NUMBER() OVER (ORDER BY {order}) AS rnk
+              FROM {cs} AS x GROUP BY x.s
+            ) SELECT 1
+            """,
+            read="duckdb",
+        ).args["with_"]
+        ctes.extend((c.alias, c.this) for c in rel.expressions)
+        ctes.append((f"{PREFIX}class_ok", _model_ok(guard.models, dialect, guard.sensitive_top)))
+        ok = (
+            exp.select(*[_c(n, "k") for n in n_cols], _c("ok", "o"))
+            .from_(exp.alias_(table(ck), "k", table=True))
+            .join(
+                exp.alias_(table(f"{PREFIX}class_ok"), "o", table=True),
+                on=_c("class_id", "o").eq(_c("class_id", "k")),
+            )
+        )
+        ctes.append((ok_name, ok))
+
+    # 2. every row with its transformation, joined to its class's verdict
+    q = exp.select().from_(exp.alias_(table(source), "s", table=True))
+    q, nodes, labels = _mapping_joins(q, dialect, qis, recoding, "s", lambda q_, a: _raw(q_, a))
+    on = exp.and_(*[_c(n, "ok").eq(nd) for n, nd in zip(n_cols, nodes, strict=True)])
+    q = q.join(exp.alias_(table(ok_name), "ok", table=True), on=on, join_type="left", copy=False)
+    # no verdict: a value the mapping lacks (or an unknown sensitive value), or a failing class
+    suppressed = exp.not_(exp.func("COALESCE", _c("ok", "ok"), exp.false()))
+    if drop_suppressed:
+        q = q.where(exp.func("COALESCE", _c("ok", "ok"), exp.false()), copy=False)
+    if roots is not None:
+        for j, (name, root) in enumerate(zip(qis, roots, strict=True)):
+            node = exp.Case(ifs=[exp.If(this=suppressed, true=exp.convert(root))], default=nodes[j])
+            q = q.select(exp.alias_(_raw(name), f"__o{j}"), exp.alias_(node, f"__n{j}"), copy=False)
+    if flag:
+        q = q.select(exp.alias_(suppressed.copy(), "__suppressed"), copy=False)
+    for c in columns:
+        if c in qis:
+            value = labels[qis.index(c)]
+            if not drop_suppressed:
+                value = exp.Case(
+                    ifs=[exp.If(this=suppressed, true=exp.convert(SUPPRESSED_LABEL))],
+                    default=value,
+                )
+            q = q.select(exp.alias_(value, ident(c)), copy=False)
+        else:
+            q = q.select(exp.alias_(column(c, "s"), ident(c)), copy=False)
+    for name, cte in ctes:
+        q = q.with_(ident(name), as_=cte, copy=False)
+    return q
+
+
+__all__ = ["SUPPRESSED_LABEL", "Guard", "check_source_name", "guarded_query"]

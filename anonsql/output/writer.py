@@ -1,0 +1,201 @@
+"""The one output writer: any algorithm's recoding becomes a self-guarding view (or a table
+snapshot of it), with its provenance row and its pinned hierarchies, in one transaction.
+
+The view is :func:`anonsql.output.guard.guarded_query` over the source: it re-applies the
+run's transformation and privacy models at every read. A table is the same query's rows at
+publication time. Run records keep what it takes to rebuild the query later (``status``,
+``refresh``, representations, deployment scripts): the spec, the pinned hierarchy keys, the
+levels or the recoding rows.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import fields
+from typing import Any
+
+import pandas as pd
+from sqlglot import exp
+
+from anonsql.algorithms.base import Outcome
+from anonsql.backend.sql_templates import table
+from anonsql.errors import InputError
+from anonsql.models.base import PrivacyModel
+from anonsql.models.goal import build_models
+from anonsql.models.t_closeness import HierarchicalEMD
+from anonsql.output.guard import Guard, guarded_query
+from anonsql.output.materialize import replace_output
+from anonsql.output.provenance import Provenance
+from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
+
+
+def make_guard(db, spec: Any, models: list[PrivacyModel], sensitive_key: str | None) -> Guard:
+    top = None
+    if any(isinstance(m, HierarchicalEMD) for m in models):
+        top = db.hierarchies.load(sensitive_key).top_level
+        return Guard(models, spec.sensitive, sensitive_key, top)
+    return Guard(models, spec.sensitive if any(m.needs_sensitive for m in models) else None)
+
+
+def output_columns(spec: Any, columns: list[str]) -> list[str]:
+    """The output's columns: the chosen ones less the direct identifiers."""
+    dropped = set(spec.identifiers or [])
+    return [c for c in columns if c not in dropped]
+
+
+def publish(
+    db,
+    source: str,
+    columns: list[str],
+    spec: Any,
+    outcome: Outcome,
+    keys: list[str],
+    sensitive_key: str | None,
+    timings: dict[str, float],
+) -> int:
+    """Write ``outcome``'s recoding as ``spec.output`` in one transaction; returns the run id.
+    Call inside the run's transaction when the run stored hierarchies of its own."""
+    backend = db.backend
+    prov = Provenance(backend)
+    guard = make_guard(db, spec, outcome.models, sensitive_key)
+    recoding: Recoding = outcome.recoding
+    t0 = time.perf_counter()
+    with backend.transaction():
+        run_id = prov.next_run_id()
+        if isinstance(recoding, TableRecoding):
+            recoding.output = spec.output
+            prov.replace_recodings(
+                run_id, spec.output, recoding.original, recoding.generalized, recoding.nodes
+            )
+        query = guarded_query(
+            backend.dialect,
+            source,
+            output_columns(spec, columns),
+            list(spec.qis),
+            recoding,
+            guard,
+            spec.drop_suppressed,
+        )
+        replace_output(db, spec.materialize, spec.output, query)
+        prov.record_solutions(run_id, pd.DataFrame(outcome.solutions))
+        params = spec.to_dict()
+        params["hierarchies"] = {
+            q: db.hierarchies.load(k).name for q, k in zip(spec.qis, keys, strict=True)
+        }
+        params["qi_keys"] = list(keys)
+        params["sensitive_key"] = sensitive_key
+        params["hierarchy_keys"] = list(keys) + ([sensitive_key] if sensitive_key else [])
+        params["models"] = [m.describe() for m in outcome.models]
+        params["recoding"] = recoding.kind
+        params["columns"] = output_columns(spec, columns)
+        timings["materialize"] = time.perf_counter() - t0
+        prov.record_run(
+            run_id,
+            source=source,
+            output=spec.output,
+            materialize=spec.materialize,
+            algorithm=outcome.algorithm,
+            parameters=params,
+            levels=outcome.levels or None,
+            measures={
+                "score": outcome.score,
+                "metric": outcome.metric,
+                **outcome.measures,
+                "per_qi": outcome.per_qi,
+                "guarantee": outcome.guarantee,
+            },
+            timings={k: round(v, 6) for k, v in timings.items()},
+            checked=outcome.checked,
+            lattice_size=outcome.lattice_size,
+        )
+    return run_id
+
+
+def spec_of_run(run: dict[str, Any]):
+    """The run's :class:`~anonsql.anonymization.Spec`, rebuilt from its parameters."""
+    from anonsql.anonymization import Spec
+
+    params = run["parameters"]
+    names = {f.name for f in fields(Spec)}
+    return Spec(**{k: v for k, v in params.items() if k in names})
+
+
+def run_query(
+    db,
+    run: dict[str, Any],
+    *,
+    roots: bool = False,
+    flag: bool = False,
+    drop_suppressed: bool | None = None,
+    dialect: str | None = None,
+) -> tuple[exp.Select, dict[str, Any]]:
+    """The guarded query of a recorded run (as its view reads it), and what it was built
+    from: ``qis``, ``columns``, ``keys`` (pinned), ``hierarchies`` (loaded)."""
+    params = run["parameters"]
+    if "qi_keys" not in params:
+        raise InputError(
+            f"run {run['run_id']} was written by an older anonsql without pinned hierarchies; "
+            f"run it again"
+        )
+    spec = spec_of_run(run)
+    qis = list(spec.qis)
+    keys = list(params["qi_keys"])
+    sensitive_key = params.get("sensitive_key")
+    models = _models_of_run(spec, run, sensitive_key)
+    guard = make_guard(db, spec, models, sensitive_key)
+    recoding: Recoding
+    if params.get("recoding") == "table":
+        recoding = TableRecoding([], [], [], output=run["output"])
+    else:
+        recoding = LevelRecoding(keys, [int(run["levels"][q]) for q in qis])
+    hs = [db.hierarchies.load(k) for k in keys]
+    columns = list(params.get("columns") or db.backend.columns(run["source"]))
+    query = guarded_query(
+        dialect or db.backend.dialect,
+        run["source"],
+        columns,
+        qis,
+        recoding,
+        guard,
+        spec.drop_suppressed if drop_suppressed is None else drop_suppressed,
+        roots=[h.root for h in hs] if roots else None,
+        flag=flag,
+    )
+    return query, {"qis": qis, "columns": columns, "keys": keys, "hierarchies": hs}
+
+
+def _models_of_run(spec, run, sensitive_key) -> list[PrivacyModel]:
+    if run["algorithm"].startswith("greedy"):
+        from anonsql.algorithms.greedy import greedy_model, guard_models
+
+        return guard_models(greedy_model(spec))
+    return build_models(spec, sensitive_key)
+
+
+def suppressed_now(db, run: dict[str, Any]) -> tuple[int, int]:
+    """(rows, suppressed rows) that the run's guarded query releases now."""
+    query, _ = run_query(db, run, flag=True, drop_suppressed=False)
+    flagged = exp.alias_(query.subquery(), "v", table=True)
+    agg = exp.select(
+        exp.Count(this=exp.Star()),
+        exp.func(
+            "COALESCE",
+            exp.Sum(
+                this=exp.Case(
+                    ifs=[exp.If(this=exp.column("__suppressed", "v"), true=exp.convert(1))],
+                    default=exp.convert(0),
+                )
+            ),
+            exp.convert(0),
+        ),
+    ).from_(flagged)
+    rows, supp = db.backend.fetchall(agg)[0]
+    return int(rows), int(supp)
+
+
+def source_rows(db, source: str) -> int:
+    count = exp.select(exp.Count(this=exp.Star())).from_(table(source))
+    return int(db.backend.fetchall(count)[0][0])
+
+
+__all__ = ["make_guard", "output_columns", "publish", "run_query", "spec_of_run", "suppressed_now"]

@@ -1,0 +1,1 @@
+DELETE FROM anonsql_relations WHERE name = :name

@@ -1,0 +1,1 @@
+INSERT INTO anonsql_relations VALUES (:name, :writer, CURRENT_TIMESTAMP)

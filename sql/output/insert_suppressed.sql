@@ -1,1 +1,0 @@
-INSERT INTO anonsql_suppressed (run_id, class) SELECT :run_id, f.class FROM :frame AS f
