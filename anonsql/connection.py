@@ -54,7 +54,26 @@ def _is_anonymization(tokens: list) -> bool:
     first = tokens[0]
     if first.token_type == TokenType.VAR and first.text.upper() == "ANONYMIZE":
         return True
+    if _refresh_target(tokens) is not None:
+        return True
     return first.token_type == TokenType.CREATE and has_anonymization_clause(tokens)
+
+
+def _refresh_target(tokens: list) -> str | None:
+    """The output named by ``REFRESH VIEW|TABLE name ANONYMIZATION`` (SAP HANA's statement
+    for re-running an anonymized view), else None."""
+    from sqlglot.tokens import TokenType
+
+    words = [t.text.upper() for t in tokens]
+    if (
+        len(tokens) == 4
+        and words[0] == "REFRESH"
+        and words[1] in ("VIEW", "TABLE")
+        and words[3] == "ANONYMIZATION"
+        and tokens[2].token_type in (TokenType.VAR, TokenType.IDENTIFIER)
+    ):
+        return tokens[2].text
+    return None
 
 
 def parse_anonymization(sql: str):
@@ -120,6 +139,12 @@ class Connection:
     def run_anonymization(self, sql: str):
         from anonsql.api import Run, run
         from anonsql.dialect.statements import plan
+
+        target = _refresh_target(list(_tokens(sql)))
+        if target is not None:
+            from anonsql.output.status import refresh
+
+            return Run(refresh(self.database, target), self.database)
 
         p = plan(parse_anonymization(sql))
         # before anything is read, checked against the database or stored

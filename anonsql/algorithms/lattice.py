@@ -81,6 +81,7 @@ class _Lattice(Algorithm):
         if hist.missing_rows:
             measures["missing_rows"] = hist.missing_rows
             measures["suppressed_rows"] = measures.get("suppressed_rows", 0) + hist.missing_rows
+            measures["rows"] = measures.get("rows", 0) + hist.missing_rows
         per_qi = quality.per_qi(part, assessment.suppressed)
         return Outcome(
             recoding=LevelRecoding(list(ctx.keys), levels),

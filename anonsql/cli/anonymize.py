@@ -15,6 +15,7 @@ from anonsql.cli.common import (
     friendly,
     model_options,
     open_db,
+    split_list,
 )
 
 
@@ -59,6 +60,21 @@ from anonsql.cli.common import (
 )
 @click.option("--out", "output", help="Name of the output view or table.")
 @click.option(
+    "--columns", help="Columns of the output, comma-separated (default: all the source's)."
+)
+@click.option(
+    "--identifiers",
+    help="Direct identifiers, comma-separated: left out of the output whatever --columns says.",
+)
+@click.option(
+    "--missing",
+    type=click.Choice(["error", "suppress"]),
+    default="error",
+    show_default=True,
+    help="A QI value its hierarchy lacks (or NULL): an error, or suppress those rows (they "
+    "count toward --suppression).",
+)
+@click.option(
     "--materialize", type=click.Choice(["view", "table"]), default="view", show_default=True
 )
 @click.option("--drop-suppressed", is_flag=True, help="Leave suppressed rows out.")
@@ -87,6 +103,9 @@ def anonymize(
     strategy,
     hierarchy_pairs,
     output,
+    columns,
+    identifiers,
+    missing,
     materialize,
     drop_suppressed,
     solution_space,
@@ -111,6 +130,9 @@ def anonymize(
         strategy=strategy,
         hierarchies=_parse_pairs(hierarchy_pairs, "--hierarchy"),
         output=output,
+        columns=split_list(columns) or None,
+        identifiers=split_list(identifiers) or None,
+        missing=missing,
         materialize=materialize,
         drop_suppressed=drop_suppressed,
         solutions=solution_space,
@@ -141,4 +163,58 @@ def run_cmd(spec_file: str, db_path: str | None, as_json: bool) -> None:
     db = open_db(db_path or spec.database or "anonsql.duckdb")
     with _progress(as_json) as progress:
         result = run(db, spec.table, spec.options, spec.path.parent, progress)
+    _echo_result(result, as_json)
+
+
+@click.command()
+@click.argument("output", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@db_option
+@friendly
+def status(output: str | None, as_json: bool, db_path: str) -> None:
+    """Drift of published outputs: rows and suppressed share at the run and now, and whether
+    the suppression limit still holds (exit 1 when it does not for some output)."""
+    import json
+    import sys
+
+    from anonsql.output.status import output_status
+
+    statuses = output_status(open_db(db_path), output)
+    if as_json:
+        click.echo(json.dumps([s.to_dict() for s in statuses], indent=2))
+    elif not statuses:
+        click.echo("no outputs written by anonsql in this database")
+    for s in [] if as_json else statuses:
+        verdict = "within" if s.within_limit else "OVER"
+        note = " (table snapshot: 'now' is what a refresh would release)" if s.snapshot else ""
+        click.echo(
+            f"{s.output} ({s.kind}, run {s.run_id}, {s.algorithm} on {s.source}){note}\n"
+            f"  at run: {s.rows_at_run} rows, {s.suppressed_at_run} suppressed "
+            f"({s.share_at_run:.2%})\n"
+            f"  now:    {s.rows_now} rows, {s.suppressed_now} suppressed ({s.share_now:.2%}), "
+            f"{verdict} the limit of {s.suppression_limit:.2%}"
+        )
+    if not all(s.within_limit for s in statuses):
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("output")
+@click.option(
+    "--missing",
+    type=click.Choice(["error", "suppress"]),
+    default=None,
+    help="Override the run's choice for QI values the hierarchies lack.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@db_option
+@friendly
+def refresh(output: str, missing: str | None, as_json: bool, db_path: str) -> None:
+    """Re-run OUTPUT's stored spec on the current source and hierarchies and replace OUTPUT
+    atomically (SQL: REFRESH VIEW name ANONYMIZATION)."""
+    from anonsql.output.status import refresh as run_refresh
+
+    db = open_db(db_path)
+    with _progress(as_json) as progress:
+        result = run_refresh(db, output, progress, missing=missing)
     _echo_result(result, as_json)

@@ -26,6 +26,8 @@ for command in (
     anonymize.anonymize,
     sql.sql_cmd,
     anonymize.run_cmd,
+    anonymize.status,
+    anonymize.refresh,
     inspect.represent,
     inspect.evaluate,
     sql.install_macros_cmd,

@@ -278,9 +278,11 @@ class HierarchyStore:
         distinct, nrows, examples = self.missing_values(source, column, name)
         if distinct:
             shown = ", ".join(repr(v) for v in examples)
+            version = self._version(name)
+            label = version[1] if version else name
             raise MissingValuesError(
                 f"column {column!r} of {source!r} has {distinct} distinct value(s) in {nrows} "
-                f"row(s) that hierarchy {name!r} lacks, e.g. {shown}",
+                f"row(s) that hierarchy {label!r} lacks, e.g. {shown}",
                 distinct,
                 examples,
             )

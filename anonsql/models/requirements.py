@@ -203,6 +203,8 @@ class Requirements:
         bounds = [0, *[b for b in _SCREEN_CHUNKS if b < len(candidates)], len(candidates)]
         failed = below
         m_failing = ~passing
+        # steps 3 and 4 rest on every R model being monotone without suppression
+        merges_pass = all(m.monotone_without_suppression for m in rest)
         for lo, hi in pairwise(bounds):
             chunk = candidates[lo:hi]
             ok, share = self._assess_rest(rest, _subset(stats, chunk))
@@ -210,9 +212,10 @@ class Requirements:
             passing[chunk[fails]] = False
             c_sizes = sizes[chunk[fails]].astype(np.float64)
             failed += float(c_sizes.sum())
-            # records are whole, so a class's bound rounds up (after a slack that covers
-            # rounding errors in the class values), and a failing class suppresses at least one
-            below += float(np.maximum(np.ceil(c_sizes * (share[fails] - 1e-9)), 1.0).sum())
+            if merges_pass:
+                # records are whole, so a class's bound rounds up (after a slack that covers
+                # rounding errors in the class values); a failing class suppresses at least one
+                below += float(np.maximum(np.ceil(c_sizes * (share[fails] - 1e-9)), 1.0).sum())
             if below > allowed:
                 return Screening(False, None, below)
             if failed > allowed and below + float(sizes[candidates[hi:]].sum()) <= allowed:
@@ -221,7 +224,7 @@ class Requirements:
         rows = int(failed)
         a = Assessment(passing, rows, rows <= allowed)
         clean = False
-        if a.anonymous and not (passing ^ ~m_failing).any():
+        if merges_pass and a.anonymous and not (passing ^ ~m_failing).any():
             # every class passing M passes R: clean if the classes failing M pass R too
             others = np.flatnonzero(m_failing)
             clean = bool(self._assess_rest(rest, _subset(stats, others))[0].all())

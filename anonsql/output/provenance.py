@@ -77,7 +77,8 @@ class Provenance:
         )
         latest: dict[str, dict[str, Any]] = {}
         for run_id, output, source, materialize, algorithm, params, levels, measures in rows:
-            latest[output] = {
+            # keyed as the engine resolves names: OUT and out are one relation on DuckDB
+            latest[self.backend.canonical_name(output)] = {
                 "run_id": int(run_id),
                 "output": output,
                 "source": source,
@@ -87,7 +88,7 @@ class Provenance:
                 "levels": json.loads(levels) if levels else None,
                 "measures": json.loads(measures) if measures else {},
             }
-        return {o: r for o, r in latest.items() if self.backend.table_exists(o)}
+        return {r["output"]: r for r in latest.values() if self.backend.table_exists(r["output"])}
 
     def hierarchy_users(self) -> dict[str, list[str]]:
         """Pinned hierarchy key -> the existing outputs whose current run reads it."""

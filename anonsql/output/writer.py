@@ -25,6 +25,7 @@ from anonsql.models.goal import build_models
 from anonsql.models.t_closeness import HierarchicalEMD
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.materialize import replace_output
+from anonsql.output.naming import record_written
 from anonsql.output.provenance import Provenance
 from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
 
@@ -77,6 +78,7 @@ def publish(
             spec.drop_suppressed,
         )
         replace_output(db, spec.materialize, spec.output, query)
+        record_written(db, spec.output, "anonymize")
         prov.record_solutions(run_id, pd.DataFrame(outcome.solutions))
         params = spec.to_dict()
         params["hierarchies"] = {

@@ -323,7 +323,11 @@ class Flash(Search):
         return self._charged(node, self.supp_lb[node])
 
     def _resolve(self, start: int, give_up: bool = False) -> None:
-        """Settle ``start`` by a binary search along an upward path of unknown nodes."""
+        """Settle ``start`` along an upward path of unknown nodes. With predictive tagging, a
+        binary search (Flash). Otherwise the path avoids generalizations of nodes whose check
+        proved nothing below them, and is searched downwards from its middle for a node whose
+        check proves ``start`` non-anonymous; then ``start`` itself is checked (``give_up``:
+        see :meth:`_check`)."""
         path = [start]
         cur = start
         while True:
