@@ -21,9 +21,9 @@ STRATEGIES = ["s1", "s2", "s3", "s4", "s5", "s6", "s7"]
 
 
 def main() -> None:
+    from anonsql.algorithms.greedy import greedy_measures
     from anonsql.data.histogram import Histogram
     from anonsql.greedy.gaa import GreedyModel, gaa
-    from anonsql.algorithms.greedy import greedy_measures
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--ks", default=",".join(map(str, KS)))

@@ -112,3 +112,11 @@ def test_lattice_navigation():
     assert lat.above(node).sum() == 4 and lat.below(node).sum() == 4
     with pytest.raises(InputError):
         lat.node([2, 0, 0])
+
+
+def test_searches_do_not_assume_monotonicity_by_default():
+    from anonsql.search import search
+
+    assert search("flash").assume_monotone is False
+    assert search("exhaustive").assume_monotone is False
+    assert Flash(assume_monotone=True).assume_monotone is True

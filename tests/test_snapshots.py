@@ -13,7 +13,16 @@ import sqlglot
 from anonsql.backend.macros import macro_statements
 from anonsql.data.histogram import histogram_query
 from anonsql.dialect.anonsql_dialect import AnonSQL
-from anonsql.output.materialize import create_statement, output_query
+from anonsql.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    HierarchicalEMD,
+    KAnonymity,
+    OrderedDistanceEMD,
+)
+from anonsql.output.guard import Guard, guarded_query
+from anonsql.output.materialize import create_statement
+from anonsql.output.recoding import LevelRecoding, TableRecoding
 from tests.test_sql_surface import STATEMENTS
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -38,21 +47,51 @@ CASES = {
     "histogram_sensitive": lambda: histogram_query(
         "people", QIS, ["age", "sex", "zip5"], "income"
     ).sql("duckdb", pretty=True),
-    "output_view_no_suppression": lambda: create_statement(
+    "output_view_k_only": lambda: create_statement(
         "view",
         "people_k5",
-        output_query("duckdb", "people", ["id", *QIS], QIS, QIS, [2, 0, 3], None),
+        guarded_query(
+            "duckdb",
+            "people",
+            ["id", *QIS],
+            QIS,
+            LevelRecoding(["age@1", "sex@2", "zip@3"], [2, 0, 3]),
+            Guard([KAnonymity(5)]),
+        ),
     ).sql("duckdb", pretty=True),
-    "output_table_suppressed": lambda: create_statement(
+    "output_table_l_t": lambda: create_statement(
         "table",
         "people_k5",
-        output_query("duckdb", "people", [*QIS, "income"], QIS, QIS, [1, 1, 0], 7),
+        guarded_query(
+            "duckdb",
+            "people",
+            [*QIS, "income"],
+            QIS,
+            LevelRecoding(["age@1", "sex@2", "zip@3"], [1, 1, 0]),
+            Guard(
+                [KAnonymity(5), DistinctLDiversity(2), HierarchicalEMD(0.3, "income@4")],
+                "income",
+                "income@4",
+                2,
+            ),
+        ),
     ).sql("duckdb", pretty=True),
-    "output_view_drop_suppressed": lambda: output_query(
-        "duckdb", "people", QIS, QIS, QIS, [0, 1, 2], 3, drop_suppressed=True
+    "output_view_recodings_drop_suppressed": lambda: guarded_query(
+        "duckdb",
+        "people",
+        QIS,
+        QIS,
+        TableRecoding([], [], [], output="people_gaa"),
+        Guard([KAnonymity(3), EntropyLDiversity(1.5)], "income"),
+        drop_suppressed=True,
     ).sql("duckdb", pretty=True),
-    "output_view_postgres": lambda: output_query(
-        "postgres", "people", QIS, QIS, QIS, [2, 0, 3], 7
+    "output_view_postgres": lambda: guarded_query(
+        "postgres",
+        "people",
+        QIS,
+        QIS,
+        LevelRecoding(["age@1", "sex@2", "zip@3"], [2, 0, 3]),
+        Guard([KAnonymity(5), OrderedDistanceEMD(0.2)], "income"),
     ).sql("postgres", pretty=True),
     "table_macros": lambda: "\n".join(macro_statements("duckdb")),
 }

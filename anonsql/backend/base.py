@@ -106,6 +106,11 @@ class Backend(ABC):
         its statistics itself)."""
         return None
 
+    def restrict_access(self, *names: str) -> None:
+        """Keep anonsql's side tables from readers who were not granted them (where the
+        engine has per-table privileges; a no-op elsewhere)."""
+        return None
+
     # -- transactions ----------------------------------------------------------------------
     @abstractmethod
     def _begin(self) -> None: ...

@@ -207,6 +207,14 @@ class PostgresBackend(Backend):
         for name in names:
             self.run_user_sql(f"ANALYZE {self.quote(name)}")  # PostgreSQL text, run as is
 
+    def restrict_access(self, *names: str) -> None:
+        # anonsql's side tables hold raw values (recodings map original tuples, hierarchies
+        # list every leaf): no PUBLIC privilege on them. A published view runs with its
+        # owner's rights (PostgreSQL's default, security_invoker off), so a reader granted
+        # SELECT on the view alone reads it without any right on these tables or the source.
+        for name in names:
+            self.run_user_sql(f"REVOKE ALL ON TABLE {self.quote(name)} FROM PUBLIC")
+
     # -- transactions ------------------------------------------------------------------------
     def _begin(self) -> None:
         self.con.execute("BEGIN")

@@ -155,11 +155,16 @@ def _describe(h) -> str:
 
 
 @hierarchy.command("list")
+@click.option(
+    "--versions", is_flag=True, help="Every stored version, not only each name's current one."
+)
 @db_option
 @friendly
-def hierarchy_list(db_path: str) -> None:
-    """List the stored hierarchies."""
-    cat = open_db(db_path).hierarchies.catalog()
+def hierarchy_list(versions: bool, db_path: str) -> None:
+    """List the stored hierarchies: name, version, key, size, source, and the outputs that
+    read each version (a version an output uses is kept until the output is dropped or
+    refreshed)."""
+    cat = open_db(db_path).hierarchies.catalog(all_versions=versions)
     if cat.empty:
         click.echo("no hierarchies stored")
     else:
@@ -206,6 +211,6 @@ def hierarchy_validate(name: str, table: str | None, column: str | None, db_path
 @db_option
 @friendly
 def hierarchy_drop(name: str, db_path: str) -> None:
-    """Remove a stored hierarchy."""
+    """Remove every version of a stored hierarchy; refused while an output reads one."""
     open_db(db_path).hierarchies.drop(name)
     click.echo(f"dropped hierarchy {name!r}")

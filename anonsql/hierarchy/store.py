@@ -87,6 +87,7 @@ class HierarchyStore:
             self.backend.execute(self._t(f"hierarchy/{name}"))
         if "key" not in self.backend.columns(CATALOG):
             self._migrate()
+        self.backend.restrict_access(CATALOG, NODES, CLOSURE)
         self._schema_ready = True
 
     def _migrate(self) -> None:

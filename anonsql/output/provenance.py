@@ -23,6 +23,7 @@ class Provenance:
                 "create_recodings",
             ):
                 backend.execute(self._t(f"output/{name}"))
+            backend.restrict_access("anonsql_runs", "anonsql_solutions", "anonsql_recodings")
             backend._provenance_ready = True  # type: ignore[attr-defined]
 
     def _t(self, name: str, /, **params: Any):

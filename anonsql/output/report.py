@@ -127,13 +127,13 @@ def _journalist(db, output, population, qis, params, levels) -> dict[str, Any]:
 
     be = db.backend
     be.require_columns(population, qis)
-    names = [params.get("hierarchies", {}).get(q, q) for q in qis]
+    keys = params.get("qi_keys") or [params.get("hierarchies", {}).get(q, q) for q in qis]
     if not levels:
         raise InputError(
             "journalist risk needs a full-domain (lattice) run: a greedy recoding is defined "
             "only for the values of the source table"
         )
-    gen = output_query(be.dialect, population, qis, qis, names, [levels[q] for q in qis], None)
+    gen = output_query(be.dialect, population, qis, qis, keys, [levels[q] for q in qis])
     pop = (
         exp.select(*[column(q) for q in qis], exp.alias_(exp.Count(this=exp.Star()), "n"))
         .from_(exp.alias_(gen.subquery(), "p", table=True))

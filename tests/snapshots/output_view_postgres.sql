@@ -1,19 +1,189 @@
+WITH "__anonsql_g" AS (
+  SELECT
+    CAST("age" AS VARCHAR) AS v0,
+    CAST("sex" AS VARCHAR) AS v1,
+    CAST("zip""; --" AS VARCHAR) AS v2,
+    COALESCE(CAST("income" AS VARCHAR), 'NULL') AS s,
+    COUNT(*) AS n
+  FROM "people"
+  GROUP BY
+    1,
+    2,
+    3,
+    4
+), "__anonsql_known" AS (
+  SELECT
+    __anonsql_m0."node" AS n0,
+    __anonsql_m1."node" AS n1,
+    __anonsql_m2."node" AS n2,
+    g."s",
+    g."n"
+  FROM "__anonsql_g" AS g
+  LEFT JOIN (
+    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+    SELECT
+      leaf.label AS value,
+      anc.label AS generalized,
+      anc.id AS node
+    FROM anonsql_hierarchy_node AS leaf
+    JOIN anonsql_hierarchy_closure AS c
+      ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 2
+    JOIN anonsql_hierarchy_node AS anc
+      ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
+    WHERE
+      leaf.hierarchy = 'age@1' AND leaf.level = 0
+  ) AS __anonsql_m0
+    ON __anonsql_m0."value" = g."v0"
+  LEFT JOIN (
+    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+    SELECT
+      leaf.label AS value,
+      anc.label AS generalized,
+      anc.id AS node
+    FROM anonsql_hierarchy_node AS leaf
+    JOIN anonsql_hierarchy_closure AS c
+      ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 0
+    JOIN anonsql_hierarchy_node AS anc
+      ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
+    WHERE
+      leaf.hierarchy = 'sex@2' AND leaf.level = 0
+  ) AS __anonsql_m1
+    ON __anonsql_m1."value" = g."v1"
+  LEFT JOIN (
+    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+    SELECT
+      leaf.label AS value,
+      anc.label AS generalized,
+      anc.id AS node
+    FROM anonsql_hierarchy_node AS leaf
+    JOIN anonsql_hierarchy_closure AS c
+      ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 3
+    JOIN anonsql_hierarchy_node AS anc
+      ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
+    WHERE
+      leaf.hierarchy = 'zip@3' AND leaf.level = 0
+  ) AS __anonsql_m2
+    ON __anonsql_m2."value" = g."v2"
+  WHERE
+    NOT __anonsql_m0."node" IS NULL
+    AND NOT __anonsql_m1."node" IS NULL
+    AND NOT __anonsql_m2."node" IS NULL
+), "__anonsql_cs" AS (
+  SELECT
+    "n0",
+    "n1",
+    "n2",
+    "s",
+    SUM("n") AS c
+  FROM "__anonsql_known"
+  GROUP BY
+    "n0",
+    "n1",
+    "n2",
+    "s"
+), "__anonsql_ck" AS (
+  SELECT
+    "n0",
+    "n1",
+    "n2",
+    ROW_NUMBER() OVER (ORDER BY "n0", "n1", "n2") AS class_id,
+    SUM("c") AS size
+  FROM "__anonsql_cs"
+  GROUP BY
+    "n0",
+    "n1",
+    "n2"
+), "__anonsql_classes" AS (
+  SELECT
+    k.class_id,
+    CAST(k.size AS DOUBLE PRECISION) AS size,
+    FALSE AS suppressed
+  FROM __anonsql_ck AS k
+), "__anonsql_class_sensitive" AS (
+  SELECT
+    k.class_id,
+    x.s,
+    CAST(x.c AS DOUBLE PRECISION) AS c
+  FROM __anonsql_cs AS x
+  JOIN __anonsql_ck AS k
+    ON x.n0 = k.n0 AND x.n1 = k.n1 AND x.n2 = k.n2
+), "__anonsql_overall" AS (
+  SELECT
+    x.s,
+    CAST(SUM(x.c) AS DOUBLE PRECISION) / (
+      SELECT
+        SUM(y.c)
+      FROM __anonsql_cs AS y
+    ) AS q,
+    ROW_NUMBER() OVER (
+      ORDER BY CASE
+        WHEN x.s ~ '^\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\s*$'
+        THEN CAST(x.s AS DOUBLE PRECISION)
+      END, x.s
+    ) AS rnk
+  FROM __anonsql_cs AS x
+  GROUP BY
+    x.s
+), "__anonsql_class_ok" AS (
+  SELECT
+    c."class_id",
+    COALESCE(v0."value" >= 5, FALSE) AND COALESCE(v1."value" <= 0.200000001, FALSE) AS ok
+  FROM __anonsql_classes AS c
+  LEFT JOIN (
+    /* k-anonymity: the value of a class is its size. */
+    SELECT
+      c.class_id,
+      CAST(c.size AS DOUBLE PRECISION) AS value
+    FROM __anonsql_classes AS c
+  ) AS v0
+    ON v0."class_id" = c."class_id"
+  LEFT JOIN (
+    /* ordered-distance EMD: sum of |cumulative (p - q)| along the value order, over (m - 1). */
+    SELECT
+      g.class_id,
+      CASE
+        WHEN MAX(g.m) > 1
+        THEN CAST(SUM(ABS(g.cum)) AS DOUBLE PRECISION) / (
+          MAX(g.m) - 1
+        )
+        ELSE 0
+      END AS value
+    FROM (
+      SELECT
+        c.class_id,
+        (
+          SELECT
+            COUNT(*)
+          FROM __anonsql_overall AS overall
+        ) AS m,
+        SUM(CAST(COALESCE(cs.c, 0) AS DOUBLE PRECISION) / c.size - o.q) OVER (
+          PARTITION BY c.class_id
+          ORDER BY o.rnk
+          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+        ) AS cum
+      FROM __anonsql_classes AS c
+      CROSS JOIN __anonsql_overall AS o
+      LEFT JOIN __anonsql_class_sensitive AS cs
+        ON cs.class_id = c.class_id AND cs.s = o.s
+    ) AS g
+    GROUP BY
+      g.class_id
+  ) AS v1
+    ON v1."class_id" = c."class_id"
+), "__anonsql_ok" AS (
+  SELECT
+    k."n0",
+    k."n1",
+    k."n2",
+    o."ok"
+  FROM "__anonsql_ck" AS k
+  JOIN "__anonsql_class_ok" AS o
+    ON o."class_id" = k."class_id"
+)
 SELECT
-  CASE
-    WHEN NOT sup.k0 IS NULL OR m0.node IS NULL OR m2.node IS NULL
-    THEN '*'
-    ELSE m0.generalized
-  END AS "age",
-  CASE
-    WHEN NOT sup.k0 IS NULL OR m0.node IS NULL OR m2.node IS NULL
-    THEN '*'
-    ELSE CAST(s."sex" AS VARCHAR)
-  END AS "sex",
-  CASE
-    WHEN NOT sup.k0 IS NULL OR m0.node IS NULL OR m2.node IS NULL
-    THEN '*'
-    ELSE m2.generalized
-  END AS "zip""; --"
+  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m0."generalized" END AS "age",
+  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m1."generalized" END AS "sex",
+  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m2."generalized" END AS "zip""; --"
 FROM "people" AS s
 LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */
@@ -23,13 +193,13 @@ LEFT JOIN (
     anc.id AS node
   FROM anonsql_hierarchy_node AS leaf
   JOIN anonsql_hierarchy_closure AS c
-    ON c.hierarchy = 'age' AND c.descendant = leaf.id AND c.distance = 2
+    ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 2
   JOIN anonsql_hierarchy_node AS anc
-    ON anc.hierarchy = 'age' AND anc.id = c.ancestor
+    ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
   WHERE
-    leaf.hierarchy = 'age' AND leaf.level = 0
-) AS m0
-  ON m0.value = CAST(s."age" AS VARCHAR)
+    leaf.hierarchy = 'age@1' AND leaf.level = 0
+) AS __anonsql_m0
+  ON __anonsql_m0."value" = CAST(s."age" AS VARCHAR)
 LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */
   SELECT
@@ -38,22 +208,29 @@ LEFT JOIN (
     anc.id AS node
   FROM anonsql_hierarchy_node AS leaf
   JOIN anonsql_hierarchy_closure AS c
-    ON c.hierarchy = 'zip"; --' AND c.descendant = leaf.id AND c.distance = 3
+    ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 0
   JOIN anonsql_hierarchy_node AS anc
-    ON anc.hierarchy = 'zip"; --' AND anc.id = c.ancestor
+    ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
   WHERE
-    leaf.hierarchy = 'zip"; --' AND leaf.level = 0
-) AS m2
-  ON m2.value = CAST(s."zip""; --" AS VARCHAR)
+    leaf.hierarchy = 'sex@2' AND leaf.level = 0
+) AS __anonsql_m1
+  ON __anonsql_m1."value" = CAST(s."sex" AS VARCHAR)
 LEFT JOIN (
+  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
   SELECT
-    class[1] AS k0,
-    class[2] AS k1,
-    class[3] AS k2
-  FROM anonsql_suppressed
+    leaf.label AS value,
+    anc.label AS generalized,
+    anc.id AS node
+  FROM anonsql_hierarchy_node AS leaf
+  JOIN anonsql_hierarchy_closure AS c
+    ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 3
+  JOIN anonsql_hierarchy_node AS anc
+    ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
   WHERE
-    run_id = 7
-) AS sup
-  ON sup.k0 = m0.generalized
-  AND sup.k1 = CAST(s."sex" AS VARCHAR)
-  AND sup.k2 = m2.generalized
+    leaf.hierarchy = 'zip@3' AND leaf.level = 0
+) AS __anonsql_m2
+  ON __anonsql_m2."value" = CAST(s."zip""; --" AS VARCHAR)
+LEFT JOIN "__anonsql_ok" AS ok
+  ON ok."n0" = __anonsql_m0."node"
+  AND ok."n1" = __anonsql_m1."node"
+  AND ok."n2" = __anonsql_m2."node"

@@ -1,0 +1,271 @@
+CREATE OR REPLACE TABLE "people_k5" AS
+WITH "__anonsql_g" AS (
+  SELECT
+    CAST("age" AS TEXT) AS v0,
+    CAST("sex" AS TEXT) AS v1,
+    CAST("zip""; --" AS TEXT) AS v2,
+    COALESCE(CAST("income" AS TEXT), 'NULL') AS s,
+    COUNT(*) AS n
+  FROM "people"
+  GROUP BY
+    1,
+    2,
+    3,
+    4
+), "__anonsql_known" AS (
+  SELECT
+    __anonsql_m0."node" AS n0,
+    __anonsql_m1."node" AS n1,
+    __anonsql_m2."node" AS n2,
+    g."s",
+    g."n"
+  FROM "__anonsql_g" AS g
+  LEFT JOIN (
+    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+    SELECT
+      leaf.label AS value,
+      anc.label AS generalized,
+      anc.id AS node
+    FROM anonsql_hierarchy_node AS leaf
+    JOIN anonsql_hierarchy_closure AS c
+      ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 1
+    JOIN anonsql_hierarchy_node AS anc
+      ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
+    WHERE
+      leaf.hierarchy = 'age@1' AND leaf.level = 0
+  ) AS __anonsql_m0
+    ON __anonsql_m0."value" = g."v0"
+  LEFT JOIN (
+    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+    SELECT
+      leaf.label AS value,
+      anc.label AS generalized,
+      anc.id AS node
+    FROM anonsql_hierarchy_node AS leaf
+    JOIN anonsql_hierarchy_closure AS c
+      ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 1
+    JOIN anonsql_hierarchy_node AS anc
+      ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
+    WHERE
+      leaf.hierarchy = 'sex@2' AND leaf.level = 0
+  ) AS __anonsql_m1
+    ON __anonsql_m1."value" = g."v1"
+  LEFT JOIN (
+    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+    SELECT
+      leaf.label AS value,
+      anc.label AS generalized,
+      anc.id AS node
+    FROM anonsql_hierarchy_node AS leaf
+    JOIN anonsql_hierarchy_closure AS c
+      ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 0
+    JOIN anonsql_hierarchy_node AS anc
+      ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
+    WHERE
+      leaf.hierarchy = 'zip@3' AND leaf.level = 0
+  ) AS __anonsql_m2
+    ON __anonsql_m2."value" = g."v2"
+  LEFT JOIN (
+    SELECT
+      "label"
+    FROM "anonsql_hierarchy_node"
+    WHERE
+      "hierarchy" = 'income@4' AND "level" = 0
+  ) AS __anonsql_sl
+    ON __anonsql_sl."label" = g."s"
+  WHERE
+    NOT __anonsql_m0."node" IS NULL
+    AND NOT __anonsql_m1."node" IS NULL
+    AND NOT __anonsql_m2."node" IS NULL
+    AND NOT __anonsql_sl."label" IS NULL
+), "__anonsql_cs" AS (
+  SELECT
+    "n0",
+    "n1",
+    "n2",
+    "s",
+    SUM("n") AS c
+  FROM "__anonsql_known"
+  GROUP BY
+    "n0",
+    "n1",
+    "n2",
+    "s"
+), "__anonsql_ck" AS (
+  SELECT
+    "n0",
+    "n1",
+    "n2",
+    ROW_NUMBER() OVER (ORDER BY "n0", "n1", "n2") AS class_id,
+    SUM("c") AS size
+  FROM "__anonsql_cs"
+  GROUP BY
+    "n0",
+    "n1",
+    "n2"
+), "__anonsql_classes" AS (
+  SELECT
+    k.class_id,
+    CAST(k.size AS DOUBLE) AS size,
+    FALSE AS suppressed
+  FROM __anonsql_ck AS k
+), "__anonsql_class_sensitive" AS (
+  SELECT
+    k.class_id,
+    x.s,
+    CAST(x.c AS DOUBLE) AS c
+  FROM __anonsql_cs AS x
+  JOIN __anonsql_ck AS k
+    ON x.n0 = k.n0 AND x.n1 = k.n1 AND x.n2 = k.n2
+), "__anonsql_overall" AS (
+  SELECT
+    x.s,
+    CAST(SUM(x.c) AS DOUBLE) / (
+      SELECT
+        SUM(y.c)
+      FROM __anonsql_cs AS y
+    ) AS q,
+    ROW_NUMBER() OVER (ORDER BY x.s) AS rnk
+  FROM __anonsql_cs AS x
+  GROUP BY
+    x.s
+), "__anonsql_class_ok" AS (
+  SELECT
+    c."class_id",
+    COALESCE(v0."value" >= 5, FALSE)
+    AND COALESCE(v1."value" >= 2, FALSE)
+    AND COALESCE(v2."value" <= 0.300000001, FALSE) AS ok
+  FROM __anonsql_classes AS c
+  LEFT JOIN (
+    /* k-anonymity: the value of a class is its size. */
+    SELECT
+      c.class_id,
+      CAST(c.size AS DOUBLE) AS value
+    FROM __anonsql_classes AS c
+  ) AS v0
+    ON v0."class_id" = c."class_id"
+  LEFT JOIN (
+    /* distinct l-diversity: number of distinct sensitive values in the class. */
+    SELECT
+      cs.class_id,
+      CAST(COUNT(*) AS DOUBLE) AS value
+    FROM __anonsql_class_sensitive AS cs
+    GROUP BY
+      cs.class_id
+  ) AS v1
+    ON v1."class_id" = c."class_id"
+  LEFT JOIN (
+    /* hierarchical EMD (Li et al.): for every inner node N of the sensitive hierarchy, */
+    /* level(N) / top level * min(positive, negative extra of N's children). */
+    WITH leaf_extra AS (
+      SELECT
+        c.class_id,
+        n.id AS node,
+        COALESCE(cs.c, 0) / c.size - o.q AS extra
+      FROM __anonsql_classes AS c
+      CROSS JOIN __anonsql_overall AS o
+      JOIN anonsql_hierarchy_node AS n
+        ON n.hierarchy = 'income@4' AND n.level = 0 AND n.label = o.s
+      LEFT JOIN __anonsql_class_sensitive AS cs
+        ON cs.class_id = c.class_id AND cs.s = o.s
+    ), node_extra AS (
+      SELECT
+        le.class_id,
+        cl.ancestor AS node,
+        SUM(le.extra) AS extra
+      FROM leaf_extra AS le
+      JOIN anonsql_hierarchy_closure AS cl
+        ON cl.hierarchy = 'income@4' AND cl.descendant = le.node
+      GROUP BY
+        le.class_id,
+        cl.ancestor
+    ), per_parent AS (
+      SELECT
+        ne.class_id,
+        n.parent,
+        SUM(GREATEST(ne.extra, 0)) AS pos,
+        SUM(GREATEST(-ne.extra, 0)) AS neg
+      FROM node_extra AS ne
+      JOIN anonsql_hierarchy_node AS n
+        ON n.hierarchy = 'income@4' AND n.id = ne.node
+      WHERE
+        NOT n.parent IS NULL
+      GROUP BY
+        ne.class_id,
+        n.parent
+    )
+    SELECT
+      pp.class_id,
+      SUM(CAST(p.level AS DOUBLE) / 2 * LEAST(pp.pos, pp.neg)) AS value
+    FROM per_parent AS pp
+    JOIN anonsql_hierarchy_node AS p
+      ON p.hierarchy = 'income@4' AND p.id = pp.parent
+    GROUP BY
+      pp.class_id
+  ) AS v2
+    ON v2."class_id" = c."class_id"
+), "__anonsql_ok" AS (
+  SELECT
+    k."n0",
+    k."n1",
+    k."n2",
+    o."ok"
+  FROM "__anonsql_ck" AS k
+  JOIN "__anonsql_class_ok" AS o
+    ON o."class_id" = k."class_id"
+)
+SELECT
+  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m0."generalized" END AS "age",
+  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m1."generalized" END AS "sex",
+  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m2."generalized" END AS "zip""; --",
+  s."income" AS "income"
+FROM "people" AS s
+LEFT JOIN (
+  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+  SELECT
+    leaf.label AS value,
+    anc.label AS generalized,
+    anc.id AS node
+  FROM anonsql_hierarchy_node AS leaf
+  JOIN anonsql_hierarchy_closure AS c
+    ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 1
+  JOIN anonsql_hierarchy_node AS anc
+    ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
+  WHERE
+    leaf.hierarchy = 'age@1' AND leaf.level = 0
+) AS __anonsql_m0
+  ON __anonsql_m0."value" = CAST(s."age" AS TEXT)
+LEFT JOIN (
+  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+  SELECT
+    leaf.label AS value,
+    anc.label AS generalized,
+    anc.id AS node
+  FROM anonsql_hierarchy_node AS leaf
+  JOIN anonsql_hierarchy_closure AS c
+    ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 1
+  JOIN anonsql_hierarchy_node AS anc
+    ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
+  WHERE
+    leaf.hierarchy = 'sex@2' AND leaf.level = 0
+) AS __anonsql_m1
+  ON __anonsql_m1."value" = CAST(s."sex" AS TEXT)
+LEFT JOIN (
+  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+  SELECT
+    leaf.label AS value,
+    anc.label AS generalized,
+    anc.id AS node
+  FROM anonsql_hierarchy_node AS leaf
+  JOIN anonsql_hierarchy_closure AS c
+    ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 0
+  JOIN anonsql_hierarchy_node AS anc
+    ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
+  WHERE
+    leaf.hierarchy = 'zip@3' AND leaf.level = 0
+) AS __anonsql_m2
+  ON __anonsql_m2."value" = CAST(s."zip""; --" AS TEXT)
+LEFT JOIN "__anonsql_ok" AS ok
+  ON ok."n0" = __anonsql_m0."node"
+  AND ok."n1" = __anonsql_m1."node"
+  AND ok."n2" = __anonsql_m2."node"

@@ -1,0 +1,135 @@
+CREATE OR REPLACE VIEW "people_k5" AS
+WITH "__anonsql_g" AS (
+  SELECT
+    CAST("age" AS TEXT) AS v0,
+    CAST("sex" AS TEXT) AS v1,
+    CAST("zip""; --" AS TEXT) AS v2,
+    COUNT(*) AS n
+  FROM "people"
+  GROUP BY
+    1,
+    2,
+    3
+), "__anonsql_known" AS (
+  SELECT
+    __anonsql_m0."node" AS n0,
+    __anonsql_m1."node" AS n1,
+    __anonsql_m2."node" AS n2,
+    g."n"
+  FROM "__anonsql_g" AS g
+  LEFT JOIN (
+    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+    SELECT
+      leaf.label AS value,
+      anc.label AS generalized,
+      anc.id AS node
+    FROM anonsql_hierarchy_node AS leaf
+    JOIN anonsql_hierarchy_closure AS c
+      ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 2
+    JOIN anonsql_hierarchy_node AS anc
+      ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
+    WHERE
+      leaf.hierarchy = 'age@1' AND leaf.level = 0
+  ) AS __anonsql_m0
+    ON __anonsql_m0."value" = g."v0"
+  LEFT JOIN (
+    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+    SELECT
+      leaf.label AS value,
+      anc.label AS generalized,
+      anc.id AS node
+    FROM anonsql_hierarchy_node AS leaf
+    JOIN anonsql_hierarchy_closure AS c
+      ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 0
+    JOIN anonsql_hierarchy_node AS anc
+      ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
+    WHERE
+      leaf.hierarchy = 'sex@2' AND leaf.level = 0
+  ) AS __anonsql_m1
+    ON __anonsql_m1."value" = g."v1"
+  LEFT JOIN (
+    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+    SELECT
+      leaf.label AS value,
+      anc.label AS generalized,
+      anc.id AS node
+    FROM anonsql_hierarchy_node AS leaf
+    JOIN anonsql_hierarchy_closure AS c
+      ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 3
+    JOIN anonsql_hierarchy_node AS anc
+      ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
+    WHERE
+      leaf.hierarchy = 'zip@3' AND leaf.level = 0
+  ) AS __anonsql_m2
+    ON __anonsql_m2."value" = g."v2"
+  WHERE
+    NOT __anonsql_m0."node" IS NULL
+    AND NOT __anonsql_m1."node" IS NULL
+    AND NOT __anonsql_m2."node" IS NULL
+), "__anonsql_ok" AS (
+  SELECT
+    "n0",
+    "n1",
+    "n2",
+    SUM("n") >= 5 AS ok
+  FROM "__anonsql_known"
+  GROUP BY
+    "n0",
+    "n1",
+    "n2"
+)
+SELECT
+  s."id" AS "id",
+  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m0."generalized" END AS "age",
+  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m1."generalized" END AS "sex",
+  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m2."generalized" END AS "zip""; --"
+FROM "people" AS s
+LEFT JOIN (
+  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+  SELECT
+    leaf.label AS value,
+    anc.label AS generalized,
+    anc.id AS node
+  FROM anonsql_hierarchy_node AS leaf
+  JOIN anonsql_hierarchy_closure AS c
+    ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 2
+  JOIN anonsql_hierarchy_node AS anc
+    ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
+  WHERE
+    leaf.hierarchy = 'age@1' AND leaf.level = 0
+) AS __anonsql_m0
+  ON __anonsql_m0."value" = CAST(s."age" AS TEXT)
+LEFT JOIN (
+  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+  SELECT
+    leaf.label AS value,
+    anc.label AS generalized,
+    anc.id AS node
+  FROM anonsql_hierarchy_node AS leaf
+  JOIN anonsql_hierarchy_closure AS c
+    ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 0
+  JOIN anonsql_hierarchy_node AS anc
+    ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
+  WHERE
+    leaf.hierarchy = 'sex@2' AND leaf.level = 0
+) AS __anonsql_m1
+  ON __anonsql_m1."value" = CAST(s."sex" AS TEXT)
+LEFT JOIN (
+  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
+  SELECT
+    leaf.label AS value,
+    anc.label AS generalized,
+    anc.id AS node
+  FROM anonsql_hierarchy_node AS leaf
+  JOIN anonsql_hierarchy_closure AS c
+    ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 3
+  JOIN anonsql_hierarchy_node AS anc
+    ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
+  WHERE
+    leaf.hierarchy = 'zip@3' AND leaf.level = 0
+) AS __anonsql_m2
+  ON __anonsql_m2."value" = CAST(s."zip""; --" AS TEXT)
+LEFT JOIN "__anonsql_ok" AS ok
+  ON ok."n0" = __anonsql_m0."node"
+  AND ok."n1" = __anonsql_m1."node"
+  AND ok."n2" = __anonsql_m2."node"

@@ -1,0 +1,161 @@
+WITH "__anonsql_g" AS (
+  SELECT
+    CAST("age" AS TEXT) AS v0,
+    CAST("sex" AS TEXT) AS v1,
+    CAST("zip""; --" AS TEXT) AS v2,
+    COALESCE(CAST("income" AS TEXT), 'NULL') AS s,
+    COUNT(*) AS n
+  FROM "people"
+  GROUP BY
+    1,
+    2,
+    3,
+    4
+), "__anonsql_known" AS (
+  SELECT
+    __anonsql_rec."n0" AS n0,
+    __anonsql_rec."n1" AS n1,
+    __anonsql_rec."n2" AS n2,
+    g."s",
+    g."n"
+  FROM "__anonsql_g" AS g
+  LEFT JOIN (
+    SELECT
+      original[1] AS o0,
+      original[2] AS o1,
+      original[3] AS o2,
+      generalized[1] AS g0,
+      generalized[2] AS g1,
+      generalized[3] AS g2,
+      nodes[1] AS n0,
+      nodes[2] AS n1,
+      nodes[3] AS n2
+    FROM anonsql_recodings
+    WHERE
+      output = 'people_gaa'
+  ) AS __anonsql_rec
+    ON __anonsql_rec."o0" = g."v0"
+    AND __anonsql_rec."o1" = g."v1"
+    AND __anonsql_rec."o2" = g."v2"
+  WHERE
+    NOT __anonsql_rec."n0" IS NULL
+    AND NOT __anonsql_rec."n1" IS NULL
+    AND NOT __anonsql_rec."n2" IS NULL
+), "__anonsql_cs" AS (
+  SELECT
+    "n0",
+    "n1",
+    "n2",
+    "s",
+    SUM("n") AS c
+  FROM "__anonsql_known"
+  GROUP BY
+    "n0",
+    "n1",
+    "n2",
+    "s"
+), "__anonsql_ck" AS (
+  SELECT
+    "n0",
+    "n1",
+    "n2",
+    ROW_NUMBER() OVER (ORDER BY "n0", "n1", "n2") AS class_id,
+    SUM("c") AS size
+  FROM "__anonsql_cs"
+  GROUP BY
+    "n0",
+    "n1",
+    "n2"
+), "__anonsql_classes" AS (
+  SELECT
+    k.class_id,
+    CAST(k.size AS DOUBLE) AS size,
+    FALSE AS suppressed
+  FROM __anonsql_ck AS k
+), "__anonsql_class_sensitive" AS (
+  SELECT
+    k.class_id,
+    x.s,
+    CAST(x.c AS DOUBLE) AS c
+  FROM __anonsql_cs AS x
+  JOIN __anonsql_ck AS k
+    ON x.n0 = k.n0 AND x.n1 = k.n1 AND x.n2 = k.n2
+), "__anonsql_overall" AS (
+  SELECT
+    x.s,
+    CAST(SUM(x.c) AS DOUBLE) / (
+      SELECT
+        SUM(y.c)
+      FROM __anonsql_cs AS y
+    ) AS q,
+    ROW_NUMBER() OVER (ORDER BY x.s) AS rnk
+  FROM __anonsql_cs AS x
+  GROUP BY
+    x.s
+), "__anonsql_class_ok" AS (
+  SELECT
+    c."class_id",
+    COALESCE(v0."value" >= 3, FALSE)
+    AND COALESCE(LN(v1."value") >= 0.40546510710816436, FALSE) AS ok
+  FROM __anonsql_classes AS c
+  LEFT JOIN (
+    /* k-anonymity: the value of a class is its size. */
+    SELECT
+      c.class_id,
+      CAST(c.size AS DOUBLE) AS value
+    FROM __anonsql_classes AS c
+  ) AS v0
+    ON v0."class_id" = c."class_id"
+  LEFT JOIN (
+    /* entropy l-diversity (seed 004 Definitions 10-11): exp of the class's sensitive entropy. */
+    SELECT
+      cs.class_id,
+      EXP(-SUM((
+        cs.c / c.size
+      ) * LN(cs.c / c.size))) AS value
+    FROM __anonsql_class_sensitive AS cs
+    JOIN __anonsql_classes AS c
+      ON c.class_id = cs.class_id
+    GROUP BY
+      cs.class_id
+  ) AS v1
+    ON v1."class_id" = c."class_id"
+), "__anonsql_ok" AS (
+  SELECT
+    k."n0",
+    k."n1",
+    k."n2",
+    o."ok"
+  FROM "__anonsql_ck" AS k
+  JOIN "__anonsql_class_ok" AS o
+    ON o."class_id" = k."class_id"
+)
+SELECT
+  __anonsql_rec."g0" AS "age",
+  __anonsql_rec."g1" AS "sex",
+  __anonsql_rec."g2" AS "zip""; --"
+FROM "people" AS s
+LEFT JOIN (
+  SELECT
+    original[1] AS o0,
+    original[2] AS o1,
+    original[3] AS o2,
+    generalized[1] AS g0,
+    generalized[2] AS g1,
+    generalized[3] AS g2,
+    nodes[1] AS n0,
+    nodes[2] AS n1,
+    nodes[3] AS n2
+  FROM anonsql_recodings
+  WHERE
+    output = 'people_gaa'
+) AS __anonsql_rec
+  ON __anonsql_rec."o0" = CAST(s."age" AS TEXT)
+  AND __anonsql_rec."o1" = CAST(s."sex" AS TEXT)
+  AND __anonsql_rec."o2" = CAST(s."zip""; --" AS TEXT)
+LEFT JOIN "__anonsql_ok" AS ok
+  ON ok."n0" = __anonsql_rec."n0"
+  AND ok."n1" = __anonsql_rec."n1"
+  AND ok."n2" = __anonsql_rec."n2"
+WHERE
+  COALESCE(ok."ok", FALSE)
