@@ -216,6 +216,12 @@ def check_table(
         name = db.hierarchies.resolve(sensitive, sensitive_hierarchy)  # type: ignore[arg-type]
         db.hierarchies.check_column(source, sensitive, name)  # type: ignore[arg-type]
         top = db.hierarchies.load(name).top_level
+        # the SQL reads the hierarchy's current version by its pinned key
+        key = db.hierarchies.pin(name)
+        models = [
+            type(m)(m.t, key) if m.name == "hierarchical-emd" else m  # type: ignore[attr-defined]
+            for m in models
+        ]
     rows = db.backend.fetchall(exp.select("COUNT(*)").from_(table(source)))[0][0]
     if sensitive is not None:
         distinct = db.backend.fetchall(

@@ -278,7 +278,7 @@ def test_represent_without_runs(tmp_path, census):
     empty = tmp_path / "empty.duckdb"
     Database.open(empty).close()
     one_line_error(invoke("represent", "1", "--db", str(empty)), "no anonsql runs yet")
-    one_line_error(invoke("represent", "7", "--db", str(census)), "no run 7")
+    one_line_error(invoke("represent", "7", "--db", str(census)), "no anonsql runs yet")
     make_run(census)
     one_line_error(invoke("represent", "7", "--db", str(census)), "no run 7; the runs are 1")
     assert "o_proportional" not in relations(census)

@@ -120,7 +120,11 @@ def test_models_numpy_sql_and_brute_force_agree(case, data):
         got = model.class_values(stats)
         want = np.array([exp_by_key[k] for k in key])
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, err_msg=model.name)
-        sql_model = HierarchicalEMD(model.t, "s") if isinstance(model, HierarchicalEMD) else model
+        sql_model = (
+            HierarchicalEMD(model.t, db.hierarchies.pin("s"))
+            if isinstance(model, HierarchicalEMD)
+            else model
+        )
         q = model_values_query(sql_model, "g", qis, "s", top_level=sens_h.top_level)
         sql = db.backend.fetch_df(q)
         sql_vals = sql["value"].astype(float).fillna(math.inf).to_numpy()

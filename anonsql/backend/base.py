@@ -47,6 +47,9 @@ class Backend(ABC):
 
     def __init__(self) -> None:
         self._tx_depth = 0
+        #: anonsql schemas known to exist on this connection ("provenance", "hierarchy");
+        #: forgotten on rollback, which may have undone their CREATE TABLE
+        self.schemas_ready: set[str] = set()
 
     # -- running SQL ---------------------------------------------------------------------
     def sql_text(self, statement: exp.Expression | str) -> str:
@@ -137,6 +140,7 @@ class Backend(ABC):
             yield
         except BaseException:
             self._tx_depth = 0
+            self.schemas_ready.clear()
             self._rollback()
             raise
         self._tx_depth = 0

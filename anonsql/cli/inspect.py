@@ -49,6 +49,10 @@ def check(
     spec = _spec(qi, sa, **goal)
     models = build_models(spec)
     db = open_db(db_path)
+    if spec.t is not None and spec.t_variant == "hierarchical-emd" and sa is not None:
+        # the model's SQL reads the closure rows of a pinned version key, not of a name
+        name = db.hierarchies.resolve(sa, goal["sa_hierarchy"])
+        models = build_models(spec, db.hierarchies.pin(name))
     if levels:
         pairs = _parse_pairs((levels,), "--levels")
         missing = [q for q in spec.qis if q not in pairs]

@@ -73,7 +73,7 @@ def register(con, store: HierarchyStore, key: str | None = None) -> None:
     # store's cache so a hierarchy saved through ``store`` is seen fresh.
     reader = HierarchyStore(DuckDBBackend(con.cursor()))
     reader._cache = store._cache
-    reader._schema_ready = True
+    reader.backend.schemas_ready.add("hierarchy")
     key = key or f"memory:{id(con)}"
     _READERS[key] = reader
 

@@ -75,20 +75,19 @@ class HierarchyStore:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self._cache: dict[str, Hierarchy] = {}  # by key: a key's content never changes
-        self._schema_ready = False
 
     def _t(self, template_name: str, /, **params):
         return template(template_name, self.backend.dialect, **params)
 
     def ensure_schema(self) -> None:
-        if self._schema_ready:
+        if "hierarchy" in self.backend.schemas_ready:
             return
         for name in ("create_catalog", "create_node", "create_closure"):
             self.backend.execute(self._t(f"hierarchy/{name}"))
         if "key" not in self.backend.columns(CATALOG):
             self._migrate()
         self.backend.restrict_access(CATALOG, NODES, CLOSURE)
-        self._schema_ready = True
+        self.backend.schemas_ready.add("hierarchy")
 
     def _migrate(self) -> None:
         """A catalog written before hierarchy versions: each name becomes its version 1,

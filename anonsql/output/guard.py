@@ -8,8 +8,9 @@ read
    hierarchy versions (full-domain levels) or its stored recoding table (multidimensional
    recodings). A QI value that the mapping lacks - a value added after the run, a NULL - gives
    no node: that row is *unknown* and suppressed in every QI, whatever its level;
-2. forms the equivalence classes of the rows as they are *now* (one GROUP BY over the raw QI
-   values, mapped to node ids, so the class sizes cost about one GROUP BY of the source) and
+2. forms the equivalence classes of the rows as they are *now* (the rows mapped to node ids,
+   then one GROUP BY over the node ids, so the class sizes cost about one GROUP BY of the
+   source) and
    tests every privacy model of the run on them, with the SQL the ``check`` command runs
    (``sql/models/*.sql``, over the same four relations ``classes``, ``class_sensitive``,
    ``overall``);
@@ -165,24 +166,23 @@ def guarded_query(
     m = len(qis)
     n_cols = [f"n{j}" for j in range(m)]
 
-    # 1. the classes as they are now: the source grouped by raw QI values (one pass, no
-    #    joins), the distinct combinations mapped to node ids, then grouped by node ids
+    # 1. the classes as they are now: every source row mapped to its QIs' node ids (one small
+    #    hash join per QI), then grouped by the node ids. Grouping after the mapping keeps the
+    #    GROUP BY at one group per class (plus the sensitive value), however many distinct raw
+    #    combinations the source holds: grouping raw values first costs a GROUP BY as large as
+    #    the source's distinct QI tuples (8.2 M of 10 M rows in benchmarks/bench_views.py)
     grouped_name = f"{PREFIX}g"
-    raw = [exp.alias_(_raw(q, None), f"v{j}") for j, q in enumerate(qis)]
+    rows = exp.select().from_(exp.alias_(table(source), "s", table=True))
+    rows, row_nodes, _ = _mapping_joins(rows, dialect, qis, recoding, "s", _raw)
+    keys = [exp.alias_(nd, n) for nd, n in zip(row_nodes, n_cols, strict=True)]
     if not guard.k_only:
-        s = exp.func("COALESCE", _raw(guard.sensitive, None), exp.convert("NULL"))
-        raw.append(exp.alias_(s, "s"))
-    grouped = (
-        exp.select(*raw, exp.alias_(exp.Count(this=exp.Star()), "n"))
-        .from_(table(source))
-        .group_by(*[exp.Literal.number(i + 1) for i in range(len(raw))])
+        s = exp.func("COALESCE", _raw(guard.sensitive), exp.convert("NULL"))
+        keys.append(exp.alias_(s, "s"))
+    grouped = rows.select(*keys, exp.alias_(exp.Count(this=exp.Star()), "n"), copy=False).group_by(
+        *[exp.Literal.number(i + 1) for i in range(len(keys))], copy=False
     )
-
-    def grouped_value(q_: str, alias: str) -> exp.Expression:
-        return _c(f"v{qis.index(q_)}", alias)
-
     mapped = exp.select().from_(exp.alias_(table(grouped_name), "g", table=True))
-    mapped, g_nodes, _ = _mapping_joins(mapped, dialect, qis, recoding, "g", grouped_value)
+    g_nodes = [_c(n, "g") for n in n_cols]
     known = [nd.is_(exp.null()).not_() for nd in g_nodes]
     if guard.sensitive_hierarchy is not None:
         sl = f"{PREFIX}sl"
@@ -213,17 +213,24 @@ def guarded_query(
     ctes: list[tuple[str, exp.Expression]] = [(grouped_name, grouped), (mapped_name, mapped)]
     ok_name = f"{PREFIX}ok"
     node_keys = [_c(n) for n in n_cols]
+    # The verdicts the rows look up. Every row whose QI values the mapping knows belongs to a
+    # class, so a row is released unless a value is unknown (a NULL node) or its class fails:
+    # only the failing classes need to be looked up, a small hash table for the row pass to
+    # probe. With a sensitive hierarchy, a row with known QI values can have no class (every
+    # row of its QI tuple has a sensitive value the hierarchy lacks): there every class's
+    # verdict is looked up and a row without one is suppressed.
+    failing_only = guard.sensitive_hierarchy is None
     if guard.k_only:
         # k-anonymity alone needs class sizes only
         k = min(int(getattr(mdl, "k", 0)) for mdl in guard.models)
+        size = exp.Sum(this=_c("n"))
         ok = (
-            exp.select(
-                *node_keys,
-                exp.alias_(exp.GTE(this=exp.Sum(this=_c("n")), expression=exp.convert(k)), "ok"),
-            )
+            exp.select(*node_keys, exp.alias_(exp.GTE(this=size, expression=exp.convert(k)), "ok"))
             .from_(table(mapped_name))
             .group_by(*node_keys)
         )
+        if failing_only:
+            ok = ok.having(exp.LT(this=size.copy(), expression=exp.convert(k)), copy=False)
         ctes.append((ok_name, ok))
     else:
         cs, ck = f"{PREFIX}cs", f"{PREFIX}ck"
@@ -286,17 +293,26 @@ def guarded_query(
                 on=_c("class_id", "o").eq(_c("class_id", "k")),
             )
         )
+        if failing_only:
+            ok = ok.where(exp.not_(_c("ok", "o")), copy=False)
         ctes.append((ok_name, ok))
 
     # 2. every row with its transformation, joined to its class's verdict
     q = exp.select().from_(exp.alias_(table(source), "s", table=True))
-    q, nodes, labels = _mapping_joins(q, dialect, qis, recoding, "s", lambda q_, a: _raw(q_, a))
+    q, nodes, labels = _mapping_joins(q, dialect, qis, recoding, "s", _raw)
     on = exp.and_(*[_c(n, "ok").eq(nd) for n, nd in zip(n_cols, nodes, strict=True)])
     q = q.join(exp.alias_(table(ok_name), "ok", table=True), on=on, join_type="left", copy=False)
-    # no verdict: a value the mapping lacks (or an unknown sensitive value), or a failing class
-    suppressed = exp.not_(exp.func("COALESCE", _c("ok", "ok"), exp.false()))
+    if failing_only:
+        # a value the mapping lacks, or a failing class
+        suppressed = exp.or_(
+            *[nd.is_(exp.null()) for nd in nodes],
+            exp.not_(exp.func("COALESCE", _c("ok", "ok"), exp.true())),
+        )
+    else:
+        # no verdict: a value the mapping lacks, no class, or a failing class
+        suppressed = exp.not_(exp.func("COALESCE", _c("ok", "ok"), exp.false()))
     if drop_suppressed:
-        q = q.where(exp.func("COALESCE", _c("ok", "ok"), exp.false()), copy=False)
+        q = q.where(exp.not_(suppressed.copy()), copy=False)
     if roots is not None:
         for j, (name, root) in enumerate(zip(qis, roots, strict=True)):
             node = exp.Case(ifs=[exp.If(this=suppressed, true=exp.convert(root))], default=nodes[j])

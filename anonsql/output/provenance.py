@@ -16,7 +16,7 @@ from anonsql.backend.sql_templates import template
 class Provenance:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
-        if not getattr(backend, "_provenance_ready", False):
+        if "provenance" not in backend.schemas_ready:
             for name in (
                 "create_runs",
                 "create_solutions",
@@ -24,7 +24,7 @@ class Provenance:
             ):
                 backend.execute(self._t(f"output/{name}"))
             backend.restrict_access("anonsql_runs", "anonsql_solutions", "anonsql_recodings")
-            backend._provenance_ready = True  # type: ignore[attr-defined]
+            backend.schemas_ready.add("provenance")
 
     def _t(self, name: str, /, **params: Any):
         return template(name, self.backend.dialect, **params)

@@ -57,11 +57,11 @@ def publish(
     """Write ``outcome``'s recoding as ``spec.output`` in one transaction; returns the run id.
     Call inside the run's transaction when the run stored hierarchies of its own."""
     backend = db.backend
-    prov = Provenance(backend)
     guard = make_guard(db, spec, outcome.models, sensitive_key)
     recoding: Recoding = outcome.recoding
     t0 = time.perf_counter()
     with backend.transaction():
+        prov = Provenance(backend)  # creates anonsql's tables inside the transaction
         run_id = prov.next_run_id()
         if isinstance(recoding, TableRecoding):
             recoding.output = spec.output
