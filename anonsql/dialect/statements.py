@@ -26,7 +26,7 @@ from anonsql.options import OPTIONS, RunOptions, canonical, run_options
 ALGORITHMS = {"K-ANONYMITY": "k", "L-DIVERSITY": "l", "T-CLOSENESS": "t"}
 #: options of an anonymized view's PARAMETERS (the rest come from COLUMN clauses and CREATE)
 VIEW_PARAMETERS = sorted(set(OPTIONS) - {"qi", "sensitive", "hierarchy", "output", "materialize"})
-COLUMN_PARAMETERS = ("is_quasi_identifier", "is_sensitive", "hierarchy")
+COLUMN_PARAMETERS = ("is_quasi_identifier", "is_sensitive", "is_identifier", "hierarchy")
 
 
 @dataclass
@@ -153,6 +153,7 @@ def _plan_view(st: AnonymizedCreate) -> Plan:
     if needed not in values:
         raise InputError(f"{head}: ALGORITHM {algorithm!r} needs the parameter {needed!r}")
     qis: list[str] = []
+    identifiers: list[str] = []
     hierarchies: dict[str, Any] = {}
     seen: set[str] = set()
     for col in st.args.get("columns") or []:
@@ -160,6 +161,8 @@ def _plan_view(st: AnonymizedCreate) -> Plan:
         if name in seen:
             raise InputError(f"{head}: COLUMN {name} appears twice")
         seen.add(name)
+        if params.get("is_identifier"):
+            identifiers.append(name)  # SAP HANA's direct identifiers: never released
         if params.get("is_quasi_identifier"):
             qis.append(name)
             if "hierarchy" in params:
@@ -181,6 +184,8 @@ def _plan_view(st: AnonymizedCreate) -> Plan:
     values.update(qi=qis, output=_name(st.this), materialize=st.args["kind"].lower())
     if hierarchies:
         values["hierarchy"] = hierarchies
+    if identifiers:
+        values["identifiers"] = identifiers
     options = run_options(values, head)
     replace = bool(st.args.get("replace"))
     options.spec.replace = options.spec.replace or replace  # SQL's OR REPLACE replaces anything
@@ -200,11 +205,14 @@ def _column(col: AnonymizationColumn, head: str) -> tuple[str, dict[str, Any]]:
             f"{where}: unknown parameter(s) {', '.join(map(repr, unknown))}; use "
             f"{', '.join(COLUMN_PARAMETERS)}"
         )
-    for flag in ("is_quasi_identifier", "is_sensitive"):
+    flags = ("is_quasi_identifier", "is_sensitive", "is_identifier")
+    for flag in flags:
         if flag in params and not isinstance(params[flag], bool):
             raise InputError(f"{where}: {flag!r} must be true or false, not {params[flag]!r}")
-    if params.get("is_quasi_identifier") and params.get("is_sensitive"):
-        raise InputError(f"{where}: a column is either a quasi-identifier or sensitive")
+    if sum(bool(params.get(f)) for f in flags) > 1:
+        raise InputError(
+            f"{where}: a column is one of a quasi-identifier, sensitive or a direct identifier"
+        )
     if "hierarchy" in params and not isinstance(params["hierarchy"], str | dict):
         raise InputError(f"{where}: 'hierarchy' is a catalog name or a definition object")
     return name, params
