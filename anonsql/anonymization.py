@@ -30,11 +30,16 @@ class Spec:
     l: float | None = None  # noqa: E741
     l_variant: str = "distinct-l"
     c: float = 3.0
+    l_estimator: str = "shannon"  # entropy-l's estimator: "shannon" or "grassberger" (ARX)
     t: float | None = None
     t_variant: str = "equal-emd"
     sensitive_hierarchy: str | None = None
+    beta: float | None = None  # beta-likeness (Cao, Karras)
+    beta_variant: str = "basic"  # "basic" or "enhanced"
+    delta: float | None = None  # delta-disclosure privacy (Brickell, Shmatikov)
     suppression: float = 0.0
     metric: str | None = None  # default: "loss" (lattice), "nllm" (greedy)
+    gs_factor: float = 0.5  # Loss: ARX's gsFactor, 0 favours suppression, 1 generalization
     algorithm: str = "flash"  # flash, exhaustive, or greedy (seed 004's GAA)
     strategy: str = "s1"  # GAA's merging strategy (seed 004 Def. 17)
     hierarchies: dict[str, str] = field(default_factory=dict)

@@ -24,11 +24,16 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "l": ("l", "number"),
     "l_variant": ("l_variant", "str"),
     "c": ("c", "number"),
+    "l_estimator": ("l_estimator", "str"),
     "t": ("t", "number"),
     "t_variant": ("t_variant", "str"),
     "sensitive_hierarchy": ("sensitive_hierarchy", "str"),
+    "beta": ("beta", "number"),
+    "beta_variant": ("beta_variant", "str"),
+    "delta": ("delta", "number"),
     "suppression": ("suppression", "number"),
     "metric": ("metric", "str"),
+    "gs_factor": ("gs_factor", "number"),
     "algorithm": ("algorithm", "str"),
     "strategy": ("strategy", "str"),
     "hierarchy": ("hierarchies", "mapping"),
@@ -43,9 +48,16 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "missing": ("missing", "str"),
 }
 #: options that only mean something with a privacy model: option -> the model's option
-NEEDS_MODEL = {"l_variant": "l", "c": "l", "t_variant": "t", "sensitive_hierarchy": "t"}
+NEEDS_MODEL = {
+    "l_variant": "l",
+    "c": "l",
+    "l_estimator": "l",
+    "t_variant": "t",
+    "sensitive_hierarchy": "t",
+    "beta_variant": "beta",
+}
 #: the thresholds of the privacy goal, which must be finite numbers
-THRESHOLDS = ("k", "l", "c", "t", "suppression")
+THRESHOLDS = ("k", "l", "c", "t", "beta", "delta", "suppression", "gs_factor")
 #: other spellings accepted for the same option (the CLI's and SAP HANA's names)
 ALIASES = {
     "qis": "qi",
@@ -55,6 +67,7 @@ ALIASES = {
     "hierarchies": "hierarchy",
     "into": "output",
     "sa_hierarchy": "sensitive_hierarchy",
+    "gsfactor": "gs_factor",
 }
 
 
@@ -161,13 +174,26 @@ def check_goal(
             raise InputError(f"{prefix}{spell(option)} must be a finite number, not {value!r}")
     if given is None:
         defaults = {f.name: f.default for f in fields(spec)}
-        given = {o for o in NEEDS_MODEL if getattr(spec, o) != defaults.get(o)}
+        given = {o for o in (*NEEDS_MODEL, "gs_factor") if getattr(spec, o) != defaults.get(o)}
     for option, model in NEEDS_MODEL.items():
         if option in given and getattr(spec, model) is None:
             raise InputError(
                 f"{prefix}{spell(option)} is an option of {spell(model)}, which is not set; "
                 f"give {spell(model)} or leave {spell(option)} out"
             )
+    if "l_estimator" in given and spec.l_variant != "entropy-l":
+        raise InputError(
+            f"{prefix}{spell('l_estimator')} is an option of entropy l-diversity; "
+            f"give {spell('l_variant')} entropy-l or leave {spell('l_estimator')} out"
+        )
+    gs = getattr(spec, "gs_factor", 0.5)
+    if isinstance(gs, numbers.Real) and not 0 <= gs <= 1:
+        raise InputError(f"{prefix}{spell('gs_factor')} must be a number in [0, 1], not {gs!r}")
+    if "gs_factor" in given and spec.metric not in (None, "loss"):
+        raise InputError(
+            f"{prefix}{spell('gs_factor')} weighs the Loss metric's generalization against "
+            f"suppression; it does nothing for {spell('metric')} {spec.metric!r}"
+        )
 
 
 __all__ = [

@@ -102,6 +102,89 @@ def hierarchical_emd_values(df, qis, s, rows):
     return classes(df, qis)[s].apply(f)
 
 
+def _table_shares(df, s):
+    return df[s].value_counts(normalize=True).to_dict()
+
+
+def beta_values(df, qis, s, variant="basic"):
+    """beta-likeness (Cao, Karras 2012, Definitions 2 and 4), value by value: the smallest
+    beta the class satisfies; enhanced: infinite when a value's relative distance exceeds
+    -ln q, whatever beta."""
+    q = _table_shares(df, s)
+
+    def f(col):
+        p = col.value_counts(normalize=True)
+        d = {v: (p[v] - q[v]) / q[v] for v in p.index}
+        if variant == "enhanced" and any(d[v] > -math.log(q[v]) + 1e-9 for v in d):
+            return math.inf
+        return max(d.values())
+
+    return classes(df, qis)[s].apply(f)
+
+
+def delta_values(df, qis, s):
+    """delta-disclosure (Brickell, Shmatikov 2008) as ARX tests it: the largest
+    |log2(p / q)| over the values the class holds."""
+    q = _table_shares(df, s)
+
+    def f(col):
+        p = col.value_counts(normalize=True)
+        return max(abs(math.log2(p[v] / q[v])) for v in p.index)
+
+    return classes(df, qis)[s].apply(f)
+
+
+def grassberger_g(n: int) -> float:
+    """Grassberger 2003 (arXiv:physics/0307138v2, eq. 29), from the digamma function:
+    G_n = psi(n) + 1/2 (-1)^n (psi((n + 1) / 2) - psi(n / 2))."""
+    from scipy.special import digamma
+
+    return float(digamma(n) + 0.5 * (-1) ** n * (digamma((n + 1) / 2) - digamma(n / 2)))
+
+
+def grassberger_values(df, qis, s):
+    """Entropy l-diversity with Grassberger's estimator (Stammler et al. 2016, ARX): the
+    estimate H = G_N - sum n_i G_{n_i} / N; value min(exp(H), distinct values)."""
+
+    def f(col):
+        counts = col.value_counts().tolist()
+        n = sum(counts)
+        h = grassberger_g(n) - sum(c * grassberger_g(c) for c in counts) / n
+        return min(math.exp(h), len(counts))
+
+    return classes(df, qis)[s].apply(f)
+
+
+def arx_loss(gen, qis, rows_per_qi, levels, suppressed, gs_factor=0.5):
+    """ARX's Loss (MetricMDNMLoss) record by record: per QI, a released record costs
+    gFactor * (leaves below its value / leaves); a suppressed one 1 when sFactor = 1, else
+    share + sFactor * (1 - share); the sum normalized between gFactor * N / leaves and N,
+    floored to 10 decimals; geometric mean of (v + 1), minus 1. ``suppressed`` flags rows."""
+    g = 1.0 if gs_factor <= 0.5 else 1.0 - 2 * (gs_factor - 0.5)
+    sf = 2 * gs_factor if gs_factor < 0.5 else 1.0
+    n = len(gen)
+    values = []
+    for q, rows, lv in zip(qis, rows_per_qi, levels, strict=True):
+        leaves = len(rows)
+        below: dict = {}
+        for row in rows:
+            below[row[lv]] = below.get(row[lv], 0) + 1
+        total = 0.0
+        for label, supp in zip(gen[q], suppressed, strict=True):
+            share = below[label] / leaves
+            if not supp:
+                total += g * share
+            else:
+                total += 1.0 if sf == 1 else share + sf * (1 - share)
+        lo = g * n / leaves
+        v = max((total - lo) / (n - lo), 0.0) if n > lo else 0.0
+        values.append(math.floor(v * 1e10 + 1e-4) / 1e10)
+    prod = 1.0
+    for v in values:
+        prod *= (v + 1) ** (1 / len(values))
+    return prod - 1
+
+
 def generalize(df: pd.DataFrame, qis: list[str], rows_per_qi: list[list[list[str]]], levels):
     out = df.copy()
     for q, rows, lv in zip(qis, rows_per_qi, levels, strict=True):

@@ -14,9 +14,13 @@ from hypothesis import strategies as st
 from anonsql.database import Database
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.models import (
+    BasicBetaLikeness,
+    DeltaDisclosure,
     DistinctLDiversity,
+    EnhancedBetaLikeness,
     EntropyLDiversity,
     EqualDistanceEMD,
+    GrassbergerEntropyLDiversity,
     HierarchicalEMD,
     KAnonymity,
     L1Closeness,
@@ -64,6 +68,19 @@ MODELS = {
         lambda: HierarchicalEMD(0.23, "sens"),
         lambda df, q: brute.hierarchical_emd_values(df, q, "s", SENSITIVE_ROWS) <= 0.23,
     ),
+    "basic-beta": (
+        lambda: BasicBetaLikeness(0.83),
+        lambda df, q: brute.beta_values(df, q, "s") <= 0.83,
+    ),
+    "enhanced-beta": (
+        lambda: EnhancedBetaLikeness(0.71),
+        lambda df, q: brute.beta_values(df, q, "s", "enhanced") <= 0.71,
+    ),
+    "delta": (lambda: DeltaDisclosure(1.13), lambda df, q: brute.delta_values(df, q, "s") < 1.13),
+    "grassberger": (
+        lambda: GrassbergerEntropyLDiversity(2.3),
+        lambda df, q: brute.grassberger_values(df, q, "s") >= 2.3,
+    ),
 }
 
 
@@ -77,8 +94,8 @@ def _recursive_ok(df, qis, l_value, c):
 
 def _expected(df: pd.DataFrame, hs: list[Hierarchy], levels, names: list[str]) -> pd.DataFrame:
     """Brute force: each row's labels, or ``*`` everywhere when a value is unknown to its
-    mapping or its class fails a model (classes and the overall distribution over the rows
-    the mapping knows)."""
+    mapping or its class fails a model (classes over the rows the mapping knows; the overall
+    distribution over every row, as ``check`` counts a released table's)."""
     qis = [h.name for h in hs]
     out = df.copy()
     known = pd.Series(True, index=df.index)
@@ -90,13 +107,17 @@ def _expected(df: pd.DataFrame, hs: list[Hierarchy], levels, names: list[str]) -
     if "hierarchical-emd" in names:
         known &= df["s"].isin([r[0] for r in SENSITIVE_ROWS])
     ok = pd.Series(False, index=df.index)
-    sub = out[known]
-    if len(sub):
+    # unknown rows go into one extra class whose verdict is ignored: they count in the overall
+    # distribution and in no tested class
+    sub = out.copy()
+    for q in qis:
+        sub[q] = sub[q].where(known, "\x00unknown")
+    if known.any():
         passing = None
         for name in names:
             verdict = MODELS[name][1](sub, qis)
             passing = verdict if passing is None else (passing & verdict)
-        keys = sub[qis].apply(tuple, axis=1)
+        keys = sub[known][qis].apply(tuple, axis=1)
         ok[known] = keys.map(lambda k: bool(passing.loc[k] if len(qis) > 1 else passing.loc[k[0]]))
     for q in qis:
         out[q] = out[q].where(ok, "*")

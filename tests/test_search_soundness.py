@@ -27,9 +27,13 @@ from anonsql.metrics.quality import QUALITY, quality_model
 from anonsql.metrics.unified import METRICS as UNIFIED_METRICS
 from anonsql.models import (
     MODELS,
+    BasicBetaLikeness,
+    DeltaDisclosure,
     DistinctLDiversity,
+    EnhancedBetaLikeness,
     EntropyLDiversity,
     EqualDistanceEMD,
+    GrassbergerEntropyLDiversity,
     HierarchicalEMD,
     KAnonymity,
     L1Closeness,
@@ -86,6 +90,14 @@ def model_instances() -> list[PrivacyModel]:
         OrderedDistanceEMD(0.35),
         L1Closeness(0.4),
         L1Closeness(0.8),
+        BasicBetaLikeness(0.5),
+        BasicBetaLikeness(1.5),
+        EnhancedBetaLikeness(0.4),
+        EnhancedBetaLikeness(2.0),
+        DeltaDisclosure(0.8),
+        DeltaDisclosure(1.5),
+        GrassbergerEntropyLDiversity(2),
+        GrassbergerEntropyLDiversity(2.8),
     ]
 
 
@@ -172,6 +184,17 @@ COUNTEREXAMPLES = {
     OrderedDistanceEMD: (OrderedDistanceEMD(0.13), _T_TABLE, 4),
     L1Closeness: (L1Closeness(0.26), _T_TABLE, 4),
     HierarchicalEMD: (HierarchicalEMD(0.065, SENS_H), _T_TABLE, 4),
+    # beta-likeness: B (4a) has D(a) = 1, A u B (9a 5b) 2/7, D (6a 10b) D(b) = 1/4
+    BasicBetaLikeness: (BasicBetaLikeness(0.27), _T_TABLE, 4),
+    EnhancedBetaLikeness: (EnhancedBetaLikeness(0.27), _T_TABLE, 4),
+    # delta-disclosure: |log2| of B (4a) 1, of A u B 0.49 (b), of D 0.42 (a)
+    DeltaDisclosure: (DeltaDisclosure(0.45), _T_TABLE, 4),
+    # Grassberger: {a x 8} has one value; {9 a, b} has H_G = 0.557 < ln 2
+    GrassbergerEntropyLDiversity: (
+        GrassbergerEntropyLDiversity(2),
+        {"v0": {"a": 1, "b": 1}, "v1": {"a": 8}},
+        8,
+    ),
 }
 
 
@@ -241,6 +264,10 @@ def requirements(draw, positive_limit: bool | None = None) -> Requirements:
         "hierarchical": lambda: HierarchicalEMD(draw(st.sampled_from([0.1, 0.2, 0.35])), SENS_H),
         "ordered": lambda: OrderedDistanceEMD(draw(st.sampled_from([0.1, 0.2, 0.3]))),
         "l1": lambda: L1Closeness(draw(st.sampled_from([0.2, 0.5, 0.8]))),
+        "basic-beta": lambda: BasicBetaLikeness(draw(st.sampled_from([0.3, 0.8, 2.0]))),
+        "enhanced-beta": lambda: EnhancedBetaLikeness(draw(st.sampled_from([0.3, 0.8, 2.0]))),
+        "delta": lambda: DeltaDisclosure(draw(st.sampled_from([0.6, 1.0, 1.6]))),
+        "grassberger": lambda: GrassbergerEntropyLDiversity(draw(st.sampled_from([1.5, 2.5]))),
     }
     names = draw(st.lists(st.sampled_from(sorted(pool)), max_size=2, unique=True))
     models += [pool[n]() for n in names]

@@ -34,6 +34,13 @@ def greedy_model(spec) -> GreedyModel:
         raise InputError(
             "GAA uses t-closeness with the L1 distance (seed 004 Def. 13): t_variant l1"
         )
+    if spec.beta is not None or spec.delta is not None or spec.l_estimator != "shannon":
+        raise InputError(
+            "GAA knows seed 004's models only (k, entropy l with the Shannon estimator, L1 t): "
+            "use a lattice algorithm for beta-likeness, delta-disclosure or l_estimator"
+        )
+    if spec.gs_factor != 0.5:
+        raise InputError("gs_factor weighs ARX's Loss metric, which GAA does not use")
     return GreedyModel(spec.k, spec.l, spec.t)
 
 

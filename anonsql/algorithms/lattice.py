@@ -39,7 +39,7 @@ class _Lattice(Algorithm):
         metric = spec.metric or "loss"
         search = make_search(self.name)
         models = build_models(spec, ctx.sensitive_key)
-        quality = quality_model(metric)
+        quality = quality_model(metric, spec.gs_factor)
         sens_h = None
         if any(isinstance(m, HierarchicalEMD) for m in models):
             if spec.sensitive is None:

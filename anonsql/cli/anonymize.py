@@ -39,6 +39,14 @@ from anonsql.cli.common import (
     "one of those seven, default nllm).",
 )
 @click.option(
+    "--gs-factor",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Loss only: ARX's gsFactor in [0, 1] weighing generalization against suppression "
+    "(0 favours suppression, 1 generalization, 0.5 weighs them the same).",
+)
+@click.option(
     "--algorithm",
     default="flash",
     show_default=True,
@@ -99,6 +107,7 @@ def anonymize(
     sa,
     suppression,
     metric,
+    gs_factor,
     algorithm,
     strategy,
     hierarchy_pairs,
@@ -126,6 +135,7 @@ def anonymize(
         **goal,
         suppression=suppression,
         metric=metric,
+        gs_factor=gs_factor,
         algorithm=algorithm,
         strategy=strategy,
         hierarchies=_parse_pairs(hierarchy_pairs, "--hierarchy"),

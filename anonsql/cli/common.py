@@ -86,6 +86,13 @@ def model_options(fn: Callable) -> Callable:
             help="c of recursive (c,l)-diversity.",
         ),
         click.option(
+            "--l-estimator",
+            type=click.Choice(["shannon", "grassberger"]),
+            default="shannon",
+            show_default=True,
+            help="Entropy estimator of entropy-l (ARX's): plug-in Shannon or Grassberger's.",
+        ),
+        click.option(
             "--t",
             "t_value",
             type=float,
@@ -102,6 +109,26 @@ def model_options(fn: Callable) -> Callable:
             help="Hierarchy of the sensitive attribute "
             "(hierarchical EMD; default: the one named after it).",
         ),
+        click.option(
+            "--beta",
+            "beta_value",
+            type=float,
+            help="beta-likeness: (p - q) / q <= beta for every sensitive value (Cao, Karras).",
+        ),
+        click.option(
+            "--beta-variant",
+            type=click.Choice(["basic", "enhanced"]),
+            default="basic",
+            show_default=True,
+            help="enhanced: (p - q) / q <= min(beta, -ln q).",
+        ),
+        click.option(
+            "--delta",
+            "delta_value",
+            type=float,
+            help="delta-disclosure privacy: |log2(p / q)| < delta for every sensitive value "
+            "in a class (Brickell, Shmatikov).",
+        ),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -114,14 +141,35 @@ _GOAL_FLAGS = {
     "l": ("l_value", "--l"),
     "l_variant": ("l_variant", "--l-variant"),
     "c": ("c_value", "--c"),
+    "l_estimator": ("l_estimator", "--l-estimator"),
     "t": ("t_value", "--t"),
     "t_variant": ("t_variant", "--t-variant"),
     "sensitive_hierarchy": ("sa_hierarchy", "--sa-hierarchy"),
+    "beta": ("beta_value", "--beta"),
+    "beta_variant": ("beta_variant", "--beta-variant"),
+    "delta": ("delta_value", "--delta"),
     "suppression": ("suppression", "--suppression"),
+    "metric": ("metric", "--metric"),
+    "gs_factor": ("gs_factor", "--gs-factor"),
 }
 
 
-def _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarchy, **extra):
+def _spec(
+    qi,
+    sa,
+    k,
+    l_value,
+    l_variant,
+    c_value,
+    l_estimator,
+    t_value,
+    t_variant,
+    sa_hierarchy,
+    beta_value,
+    beta_variant,
+    delta_value,
+    **extra,
+):
     from click.core import ParameterSource
 
     from anonsql.anonymization import Spec
@@ -134,9 +182,13 @@ def _spec(qi, sa, k, l_value, l_variant, c_value, t_value, t_variant, sa_hierarc
         l=l_value,
         l_variant=l_variant,
         c=c_value,
+        l_estimator=l_estimator,
         t=t_value,
         t_variant=t_variant,
         sensitive_hierarchy=sa_hierarchy,
+        beta=beta_value,
+        beta_variant=beta_variant,
+        delta=delta_value,
         **extra,
     )
     # an option typed on the command line counts as given even when it equals the default

@@ -35,6 +35,9 @@ class Histogram:
     sensitive: str | None = None
     #: rows left out because a QI value is missing from its hierarchy (``missing="suppress"``)
     missing_rows: int = 0
+    #: their sensitive values' counts (indexed like ``sens_labels``): suppressed rows stay in
+    #: the table's sensitive distribution, as ``check`` and the output guard count them
+    missing_sens: np.ndarray | None = None
 
     @property
     def rows(self) -> int:
@@ -54,7 +57,10 @@ class Histogram:
         """Share of each sensitive value in the whole table."""
         if self.sens is None:
             raise InputError("this histogram has no sensitive attribute")
-        return np.bincount(self.sens, self.counts, minlength=len(self.sens_labels)) / self.rows
+        counts = np.bincount(self.sens, self.counts, minlength=len(self.sens_labels))
+        if self.missing_sens is not None:
+            counts = counts + self.missing_sens
+        return counts / (self.rows + self.missing_rows)
 
     @classmethod
     def from_frame(
@@ -80,7 +86,9 @@ class Histogram:
         return cls._from_grouped(grouped, qis, hierarchies, sensitive)
 
     @classmethod
-    def _from_grouped(cls, grouped, qis, hierarchies, sensitive) -> Histogram:
+    def _from_grouped(
+        cls, grouped, qis, hierarchies, sensitive, extra_labels: list[str] | None = None
+    ) -> Histogram:
         counts = np.asarray(grouped["n"], dtype=np.int64)
         codes = np.empty((len(counts), len(qis)), dtype=np.int32, order="F")
         for j in range(len(qis)):
@@ -90,7 +98,7 @@ class Histogram:
         if sensitive is not None:
             s = pd.Series(grouped["s"], dtype=object)
             values = s.where(s.notna(), "NULL").astype(str)
-            labels = sorted(values.unique())
+            labels = sorted(set(values.unique()) | set(extra_labels or []))
             sens = pd.Index(labels).get_indexer(values).astype(np.int64)
         return cls(qis, hierarchies, codes, counts, sens, labels, sensitive)
 
@@ -125,15 +133,29 @@ class Histogram:
                     _explain_missing(db, source, q, n)
                 bad |= np.asarray(lacking, dtype=bool)
         dropped = 0
+        missing_sens: pd.Series | None = None
         if bad.any():
             dropped = int(np.asarray(grouped["n"])[bad].sum())
+            if sensitive is not None:
+                s = pd.Series(np.asarray(grouped["s"], dtype=object)[bad])
+                n = np.asarray(grouped["n"])[bad]
+                missing_sens = (
+                    pd.Series(n, index=s.where(s.notna(), "NULL").astype(str))
+                    .groupby(level=0)
+                    .sum()
+                )
             grouped = {c: np.asarray(v)[~bad] for c, v in grouped.items()}
             for j in range(len(qis)):
                 grouped[f"q{j}"] = grouped[f"q{j}"].astype(np.int64)
         # every raw value of one column type casts to a distinct string (DuckDB writes
         # numbers and times in a round-trip form), so the grouped rows stay distinct
-        hist = cls._from_grouped(grouped, qis, hierarchies, sensitive)
+        extra = list(missing_sens.index) if missing_sens is not None else None
+        hist = cls._from_grouped(grouped, qis, hierarchies, sensitive, extra)
         hist.missing_rows = dropped
+        if missing_sens is not None:
+            hist.missing_sens = missing_sens.reindex(hist.sens_labels, fill_value=0).to_numpy(
+                np.float64
+            )
         return hist
 
 

@@ -23,7 +23,13 @@ from anonsql.errors import InputError
 from anonsql.options import OPTIONS, RunOptions, canonical, run_options
 
 #: SAP HANA's algorithm names -> the option each one needs
-ALGORITHMS = {"K-ANONYMITY": "k", "L-DIVERSITY": "l", "T-CLOSENESS": "t"}
+ALGORITHMS = {
+    "K-ANONYMITY": "k",
+    "L-DIVERSITY": "l",
+    "T-CLOSENESS": "t",
+    "BETA-LIKENESS": "beta",
+    "DELTA-DISCLOSURE": "delta",
+}
 #: options of an anonymized view's PARAMETERS (the rest come from COLUMN clauses and CREATE)
 VIEW_PARAMETERS = sorted(set(OPTIONS) - {"qi", "sensitive", "hierarchy", "output", "materialize"})
 COLUMN_PARAMETERS = ("is_quasi_identifier", "is_sensitive", "is_identifier", "hierarchy")

@@ -7,8 +7,9 @@ never prunes the optimum. ``partition_bound`` does the same from a checked node'
 
 ARX's models follow ARX 3.9's definitions (``MetricMDNMLoss``, ``MetricMDNMPrecision``,
 ``MetricMDHeight``, ``MetricMDNUEntropyPrecomputed`` / ``MetricMDNUNMEntropyPrecomputed``,
-``MetricSDAECS``, ``MetricSDNMDiscernability``): gsFactor 0.5 (generalization and suppression
-weigh the same), a suppressed record counting as fully generalized.
+``MetricSDAECS``, ``MetricSDNMDiscernability``): a suppressed record counting as fully
+generalized; Loss takes ARX's gsFactor (default 0.5: generalization and suppression weigh the
+same; see :class:`Loss`).
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ from anonsql.metrics.unified import UnifiedMetric
 
 
 def _gs_factors(gs: float) -> tuple[float, float]:
-    """ARX's generalization and suppression factors for a gsFactor in [0, 1]."""
-    if not 0 <= gs <= 1:
-        raise InputError(f"gsFactor must be in [0, 1], got {gs}")
+    """ARX's generalization and suppression factors for a gsFactor in [0, 1]
+    (``MetricMDNMLoss(gsFactor, ...)``): gFactor = 1 up to 0.5, then falling linearly to 0 at
+    1; sFactor = 2 gsFactor below 0.5, else 1."""
+    ok = isinstance(gs, (int, float, np.integer, np.floating)) and not isinstance(gs, bool)
+    if not ok or not 0 <= gs <= 1:  # NaN fails both comparisons
+        raise InputError(f"gs_factor must be a number in [0, 1], got {gs!r}")
     s_factor = 2 * gs if gs < 0.5 else 1.0
     g_factor = 1.0 if gs <= 0.5 else 1.0 - 2 * (gs - 0.5)
     return g_factor, s_factor
@@ -77,14 +81,24 @@ def _leaf_counts(hist: Histogram, j: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Loss(QualityModel):
-    """ARX's Loss: per QI, the records' domain shares (leaves below the generalized value over
-    all leaves of the hierarchy), normalized to [0, 1], aggregated by geometric mean
-    ``prod (v_j + 1)^(1/m) - 1``."""
+    """ARX's Loss (``MetricMDNMLoss``; Iyengar's loss metric as ARX normalizes it): per QI,
+    the records' domain shares (leaves below the generalized value over all leaves of the
+    hierarchy), normalized to [0, 1], aggregated by geometric mean ``prod (v_j + 1)^(1/m) - 1``.
+
+    ``gs_factor`` (ARX's gsFactor, in [0, 1]) weighs generalization against suppression through
+    gFactor = min(1, 2 - 2 gs) and sFactor = min(1, 2 gs): per QI, a released class of n
+    records with domain share s costs ``gFactor * n * s``; a suppressed one costs n when
+    sFactor = 1, else ``n * s + sFactor * (n - n * s)``. The per-QI sum is normalized by
+    ``(x - gFactor * N / leaves) / (N - gFactor * N / leaves)``, clipped at 0 and floored to 10
+    decimals as ARX does. 0.5 (default) weighs both the same; 0 makes suppression cost no more
+    than leaving the class generalized (favours suppression), 1 makes generalization free
+    (favours generalization)."""
 
     name = "loss"
 
     def __init__(self, gs_factor: float = 0.5) -> None:
         self.g_factor, self.s_factor = _gs_factors(gs_factor)
+        self.gs_factor = float(gs_factor)
 
     def prepare(self, hist: Histogram) -> None:
         super().prepare(hist)
@@ -132,19 +146,15 @@ class Loss(QualityModel):
         return np.expm1(np.log1p(values).mean(axis=-1)) - 1e-12
 
     def suppression_bound(self, levels: np.ndarray, suppressed: np.ndarray) -> np.ndarray | None:
-        if self.g_factor != 1 or self.s_factor != 1:
-            return None
-        # a suppressed record costs 1 instead of its share: at least 1 - (largest share on
-        # the level) more per QI
-        raw = np.stack(
-            [
-                self.gen_table[j][levels[:, j]]
-                + suppressed * (1 - np.array([s.max() for s in self.level_shares[j]])[levels[:, j]])
-                for j in range(levels.shape[1])
-            ],
-            axis=1,
-        )
-        return self._fast_aggregate(self._normalize(raw))
+        # a suppressed record of share x costs 1 instead of gFactor * x when sFactor = 1, and
+        # x + sFactor * (1 - x) instead of x otherwise (then gFactor = 1): per QI at least
+        # 1 - gFactor * (largest share on the level), resp. sFactor * (1 - largest share), more
+        raw = []
+        for j in range(levels.shape[1]):
+            top = np.array([s.max() for s in self.level_shares[j]])[levels[:, j]]
+            extra = 1 - self.g_factor * top if self.s_factor == 1 else self.s_factor * (1 - top)
+            raw.append(self.gen_table[j][levels[:, j]] + suppressed * extra)
+        return self._fast_aggregate(self._normalize(np.stack(raw, axis=1)))
 
     def _raw(self, part: Partition, suppressed: np.ndarray) -> np.ndarray:
         # sum over all records of share * gFactor is a per-level constant (gen_table); only
@@ -358,7 +368,16 @@ QUALITY: dict[str, type[QualityModel] | tuple] = {
 }
 
 
-def quality_model(name: str) -> QualityModel:
+def quality_model(name: str, gs_factor: float = 0.5) -> QualityModel:
+    """The quality model ``name``; ``gs_factor`` is Loss's (ARX's gsFactor, see
+    :class:`Loss`), an error for any other model unless it is the default 0.5."""
+    if name == "loss":
+        return Loss(gs_factor)
+    if gs_factor != 0.5:
+        raise InputError(
+            f"gs_factor weighs the Loss metric's generalization against suppression; "
+            f"metric {name!r} does not take it"
+        )
     if name in QUALITY:
         return QUALITY[name]()  # type: ignore[operator]
     if name in UNIFIED_METRICS:

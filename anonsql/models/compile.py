@@ -23,6 +23,14 @@ from anonsql.models.base import PrivacyModel
 
 SUPPRESSED = "*"
 
+#: the value order of ordered-distance EMD (:func:`anonsql.models.base.sensitive_order`):
+#: numbers first, numerically, then labels. A pattern test instead of TRY_CAST, which
+#: PostgreSQL lacks; no backslash in it, since Spark reads one in a literal as an escape.
+SENSITIVE_ORDER = (
+    "CASE WHEN REGEXP_MATCHES({s}, '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$') "
+    "THEN CAST({s} AS DOUBLE) END NULLS LAST, {s}"
+)
+
 
 def class_ctes(
     source: str, qis: list[str], sensitive: str | None, marker: str = SUPPRESSED
@@ -36,8 +44,9 @@ def class_ctes(
         exp.alias_(exp.func("COALESCE", s, exp.convert("NULL")) if sensitive else s, "s"),
         exp.alias_(exp.func("COALESCE", supp, exp.false()), "suppressed"),
     ).from_(table(source))
+    order = SENSITIVE_ORDER.format(s="b.s")
     ctes = sqlglot.parse_one(
-        """
+        f"""
         WITH classes AS (
           SELECT b.class_id, CAST(COUNT(*) AS DOUBLE) AS size,
                  MIN(CASE WHEN b.suppressed THEN 1 ELSE 0 END) = 1 AS suppressed
@@ -47,7 +56,7 @@ def class_ctes(
           FROM base AS b GROUP BY b.class_id, b.s
         ), overall AS (
           SELECT b.s, CAST(COUNT(*) AS DOUBLE) / (SELECT COUNT(*) FROM base) AS q,
-                 ROW_NUMBER() OVER (ORDER BY TRY_CAST(b.s AS DOUBLE) NULLS LAST, b.s) AS rnk
+                 ROW_NUMBER() OVER (ORDER BY {order}) AS rnk
           FROM base AS b GROUP BY b.s
         ) SELECT 1
         """,

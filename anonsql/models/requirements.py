@@ -22,6 +22,8 @@ from anonsql.data.partition import Partition
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.models.base import EPS, ClassStats, PrivacyModel
+from anonsql.models.beta_likeness import BasicBetaLikeness, EnhancedBetaLikeness
+from anonsql.models.delta_disclosure import DeltaDisclosure
 from anonsql.models.l_diversity import EntropyLDiversity
 from anonsql.models.t_closeness import (
     EqualDistanceEMD,
@@ -166,14 +168,17 @@ class Requirements:
            that many records cannot beat the best score); ``anonymous`` is then None.
         3. The other models (R) are assessed on the classes passing M, largest first, in
            chunks. Each such class C failing R adds to ``below``: C's parts in a specialization
-           that are not suppressed pass R, and R is monotone without suppression, so at least
-           one part is suppressed (one record); for a model whose class value is a convex
-           function f of the class distribution, passing when f <= tau (t-closeness: the
-           distance; entropy l-diversity: minus the entropy), the suppressed share w of C
-           satisfies f(C) <= w * f_max + (1 - w) * tau (the parts' f averaged by size bounds
-           f(C) from above, f_max = max f over point masses), so
-           w >= (f(C) - tau) / (f_max - tau). The check stops as soon as ``below`` exceeds the
-           limit: the node and every specialization are then proven non-anonymous.
+           that are not suppressed pass R, so when every R model is monotone without
+           suppression at least one part is suppressed (one record); for a model with a
+           convex function f of the class distribution that every passing class keeps at
+           f <= tau (t-closeness: the distance; entropy l-diversity: minus the entropy;
+           beta-likeness: the largest excess of a relative distance over its bound;
+           delta-disclosure: the largest ratio p/q, which holds although delta-disclosure is
+           not monotone without suppression), the suppressed share w of C satisfies
+           f(C) <= w * f_max + (1 - w) * tau (the parts' f averaged by size bounds f(C) from
+           above, f_max = max f over point masses), so w >= (f(C) - tau) / (f_max - tau).
+           The check stops as soon as ``below`` exceeds the limit: the node and every
+           specialization are then proven non-anonymous.
         4. An anonymous node whose classes all pass R (those failing M included) is ``clean``:
            a generalization's classes are unions of classes passing R, hence pass R, and the
            generalization suppresses only what M makes it suppress, which is at most what the
@@ -212,10 +217,13 @@ class Requirements:
             passing[chunk[fails]] = False
             c_sizes = sizes[chunk[fails]].astype(np.float64)
             failed += float(c_sizes.sum())
+            # records are whole, so a class's bound rounds up (after a slack that covers
+            # rounding errors in the class values); a failing class suppresses at least one
+            # when unions of passing classes pass
+            proven = np.maximum(np.ceil(c_sizes * (share[fails] - 1e-9)), 0.0)
             if merges_pass:
-                # records are whole, so a class's bound rounds up (after a slack that covers
-                # rounding errors in the class values); a failing class suppresses at least one
-                below += float(np.maximum(np.ceil(c_sizes * (share[fails] - 1e-9)), 1.0).sum())
+                proven = np.maximum(proven, 1.0)
+            below += float(proven.sum())
             if below > allowed:
                 return Screening(False, None, below)
             if failed > allowed and below + float(sizes[candidates[hi:]].sum()) <= allowed:
@@ -250,10 +258,26 @@ class Requirements:
         return ok, share
 
     def _convex_form(self, model: PrivacyModel, stats: ClassStats):
-        """For a model whose class value is a convex function of the class distribution (up
-        to a monotone transform), a function mapping class values to ``(f, tau, f_max)``:
-        the class passes when f <= tau and f <= f_max on every distribution. None for other
-        models (recursive (c,l)-diversity's test is not of this form)."""
+        """For a model with a convex function f of the class distribution that every passing
+        class keeps at f <= tau (for most models the class value, up to a monotone
+        transform), a function mapping class values to ``(f, tau, f_max)``, f <= f_max on
+        every distribution. None for other models (recursive (c,l)-diversity's test is not of
+        this form, Grassberger's entropy estimate is not a function of the distribution)."""
+        if isinstance(model, (BasicBetaLikeness, EnhancedBetaLikeness)):
+            # f = max over values of (relative distance - its bound), a maximum of functions
+            # linear in the class distribution; passing: f <= EPS (anonsql.models.beta_likeness)
+            f_max = model.point_mass_excess(stats.overall)
+            if f_max <= EPS:
+                return None
+            return lambda values: (model.excess(stats), EPS, f_max)
+        if isinstance(model, DeltaDisclosure):
+            # f = max over values of p / q (convex); a passing class holds every present value
+            # below 2^delta and absent ones at 0 (anonsql.models.delta_disclosure)
+            f_max = float(1.0 / stats.overall[stats.overall > 0].min())
+            tau = model.ratio_limit
+            if f_max <= tau:
+                return None
+            return lambda values: (model.largest_ratio(stats), tau, f_max)
         if isinstance(model, EntropyLDiversity):
             # f = -entropy (convex: entropy is concave), tau = -(ln l - EPS), f_max = 0 (a
             # point mass has entropy 0)

@@ -10,16 +10,17 @@ read
    no node: that row is *unknown* and suppressed in every QI, whatever its level;
 2. forms the equivalence classes of the rows as they are *now* (the rows mapped to node ids,
    then one GROUP BY over the node ids, so the class sizes cost about one GROUP BY of the
-   source) and
-   tests every privacy model of the run on them, with the SQL the ``check`` command runs
+   source) and tests every privacy model of the run on them, with the SQL the ``check`` command runs
    (``sql/models/*.sql``, over the same four relations ``classes``, ``class_sensitive``,
    ``overall``);
 3. suppresses (``*`` in every QI, or leaves out) the rows of every class that fails a model.
 
 So a deleted row can shrink a class below k, an inserted row can form a new class, and either
 way the read suppresses what fails. Correctness does not depend on any list of suppressed
-classes kept from the run. The overall sensitive distribution (t-closeness) is that of the rows
-the read classifies (every row whose values the mapping knows), as the run's search used it.
+classes kept from the run. The overall sensitive distribution (t-closeness) is that of every
+row of the source, suppressed ones included, as ``anonsql check`` counts it on the released
+table and as the run's search counted it (rows with values a hierarchy lacks included, with
+``missing="suppress"``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from anonsql.backend.sql_templates import column, ident, table, template
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import NODES
 from anonsql.models.base import PrivacyModel
+from anonsql.models.compile import SENSITIVE_ORDER
 from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
 
 SUPPRESSED_LABEL = "*"
@@ -146,6 +148,15 @@ def _model_ok(models: list[PrivacyModel], dialect: str, top: int | None) -> exp.
     return q.select(exp.alias_(exp.and_(*conds), "ok"), copy=False)
 
 
+def _sensitive_leaves(key: str) -> exp.Select:
+    """The leaf labels of the sensitive attribute's hierarchy (a pinned version)."""
+    return (
+        exp.select(_c("label"))
+        .from_(table(NODES))
+        .where(_c("hierarchy").eq(exp.convert(key)), _c("level").eq(exp.convert(0)), copy=False)
+    )
+
+
 def guarded_query(
     dialect: str,
     source: str,
@@ -186,17 +197,8 @@ def guarded_query(
     known = [nd.is_(exp.null()).not_() for nd in g_nodes]
     if guard.sensitive_hierarchy is not None:
         sl = f"{PREFIX}sl"
-        leaves = (
-            exp.select(_c("label"))
-            .from_(table(NODES))
-            .where(
-                _c("hierarchy").eq(exp.convert(guard.sensitive_hierarchy)),
-                _c("level").eq(exp.convert(0)),
-                copy=False,
-            )
-        )
         mapped = mapped.join(
-            exp.alias_(leaves.subquery(), sl, table=True),
+            exp.alias_(_sensitive_leaves(guard.sensitive_hierarchy).subquery(), sl, table=True),
             on=_c("label", sl).eq(_c("s", "g")),
             join_type="left",
             copy=False,
@@ -257,16 +259,10 @@ def guarded_query(
                 .group_by(*node_keys),
             )
         )
-        # the value order of ordered-distance EMD: numbers first, numerically, then labels
-        # (anonsql.models.base.sensitive_order); a pattern test instead of TRY_CAST, which
-        # PostgreSQL lacks
+        # the value order of ordered-distance EMD, as ``check`` ranks the values
         order = "x.s"
         if any(mdl.name == "ordered-emd" for mdl in guard.models):
-            number = r"'^\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\s*$'"
-            order = (
-                f"CASE WHEN REGEXP_MATCHES(x.s, {number}) THEN CAST(x.s AS DOUBLE) END "
-                f"NULLS LAST, x.s"
-            )
+            order = SENSITIVE_ORDER.format(s="x.s")
         rel = sqlglot.parse_one(
             f"""
             WITH {PREFIX}classes AS (
@@ -276,9 +272,10 @@ def guarded_query(
               SELECT k.class_id, x.s, CAST(x.c AS DOUBLE) AS c
               FROM {cs} AS x JOIN {ck} AS k ON {" AND ".join(f"x.{n} = k.{n}" for n in n_cols)}
             ), {PREFIX}overall AS (
-              SELECT x.s, CAST(SUM(x.c) AS DOUBLE) / (SELECT SUM(y.c) FROM {cs} AS y) AS q,
+              SELECT x.s, CAST(SUM(x.n) AS DOUBLE) / (SELECT SUM(y.n) FROM {grouped_name} AS y)
+                       AS q,
                      ROW_NUMBER() OVER (ORDER BY {order}) AS rnk
-              FROM {cs} AS x GROUP BY x.s
+              FROM {grouped_name} AS x GROUP BY x.s
             ) SELECT 1
             """,
             read="duckdb",
@@ -302,6 +299,18 @@ def guarded_query(
     q, nodes, labels = _mapping_joins(q, dialect, qis, recoding, "s", _raw)
     on = exp.and_(*[_c(n, "ok").eq(nd) for n, nd in zip(n_cols, nodes, strict=True)])
     q = q.join(exp.alias_(table(ok_name), "ok", table=True), on=on, join_type="left", copy=False)
+    unknown_sensitive = None
+    if guard.sensitive_hierarchy is not None:
+        # a row whose sensitive value the hierarchy lacks was left out of its class's test:
+        # releasing it would add an untested value to the class
+        sl = f"{PREFIX}rsl"
+        q = q.join(
+            exp.alias_(_sensitive_leaves(guard.sensitive_hierarchy).subquery(), sl, table=True),
+            on=_c("label", sl).eq(exp.func("COALESCE", _raw(guard.sensitive), exp.convert("NULL"))),
+            join_type="left",
+            copy=False,
+        )
+        unknown_sensitive = _c("label", sl).is_(exp.null())
     if failing_only:
         # a value the mapping lacks, or a failing class
         suppressed = exp.or_(
@@ -311,6 +320,8 @@ def guarded_query(
     else:
         # no verdict: a value the mapping lacks, no class, or a failing class
         suppressed = exp.not_(exp.func("COALESCE", _c("ok", "ok"), exp.false()))
+    if unknown_sensitive is not None:
+        suppressed = exp.or_(suppressed, unknown_sensitive)
     if drop_suppressed:
         q = q.where(exp.not_(suppressed.copy()), copy=False)
     if roots is not None:

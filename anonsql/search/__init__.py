@@ -6,8 +6,13 @@ from anonsql.errors import InputError
 from anonsql.search.base import Search, SearchResult, Solution
 from anonsql.search.exhaustive import Exhaustive
 from anonsql.search.flash import Flash
+from anonsql.search.heuristic import Heuristic
 
-SEARCHES: dict[str, type[Search]] = {"flash": Flash, "exhaustive": Exhaustive}
+SEARCHES: dict[str, type[Search]] = {
+    "flash": Flash,
+    "exhaustive": Exhaustive,
+    "heuristic": Heuristic,
+}
 
 
 def search(name: str) -> Search:
@@ -17,4 +22,13 @@ def search(name: str) -> Search:
         raise InputError(f"unknown algorithm {name!r}; use one of {', '.join(SEARCHES)}") from None
 
 
-__all__ = ["SEARCHES", "Exhaustive", "Flash", "Search", "SearchResult", "Solution", "search"]
+__all__ = [
+    "SEARCHES",
+    "Exhaustive",
+    "Flash",
+    "Heuristic",
+    "Search",
+    "SearchResult",
+    "Solution",
+    "search",
+]

@@ -1,25 +1,12 @@
 CREATE OR REPLACE TABLE "people_k5" AS
 WITH "__anonsql_g" AS (
   SELECT
-    CAST("age" AS TEXT) AS v0,
-    CAST("sex" AS TEXT) AS v1,
-    CAST("zip""; --" AS TEXT) AS v2,
-    COALESCE(CAST("income" AS TEXT), 'NULL') AS s,
-    COUNT(*) AS n
-  FROM "people"
-  GROUP BY
-    1,
-    2,
-    3,
-    4
-), "__anonsql_known" AS (
-  SELECT
     __anonsql_m0."node" AS n0,
     __anonsql_m1."node" AS n1,
     __anonsql_m2."node" AS n2,
-    g."s",
-    g."n"
-  FROM "__anonsql_g" AS g
+    COALESCE(CAST(s."income" AS TEXT), 'NULL') AS s,
+    COUNT(*) AS n
+  FROM "people" AS s
   LEFT JOIN (
     /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
@@ -34,7 +21,7 @@ WITH "__anonsql_g" AS (
     WHERE
       leaf.hierarchy = 'age@1' AND leaf.level = 0
   ) AS __anonsql_m0
-    ON __anonsql_m0."value" = g."v0"
+    ON __anonsql_m0."value" = CAST(s."age" AS TEXT)
   LEFT JOIN (
     /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
@@ -49,7 +36,7 @@ WITH "__anonsql_g" AS (
     WHERE
       leaf.hierarchy = 'sex@2' AND leaf.level = 0
   ) AS __anonsql_m1
-    ON __anonsql_m1."value" = g."v1"
+    ON __anonsql_m1."value" = CAST(s."sex" AS TEXT)
   LEFT JOIN (
     /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
@@ -64,7 +51,20 @@ WITH "__anonsql_g" AS (
     WHERE
       leaf.hierarchy = 'zip@3' AND leaf.level = 0
   ) AS __anonsql_m2
-    ON __anonsql_m2."value" = g."v2"
+    ON __anonsql_m2."value" = CAST(s."zip""; --" AS TEXT)
+  GROUP BY
+    1,
+    2,
+    3,
+    4
+), "__anonsql_known" AS (
+  SELECT
+    g."n0" AS n0,
+    g."n1" AS n1,
+    g."n2" AS n2,
+    g."s",
+    g."n"
+  FROM "__anonsql_g" AS g
   LEFT JOIN (
     SELECT
       "label"
@@ -74,9 +74,9 @@ WITH "__anonsql_g" AS (
   ) AS __anonsql_sl
     ON __anonsql_sl."label" = g."s"
   WHERE
-    NOT __anonsql_m0."node" IS NULL
-    AND NOT __anonsql_m1."node" IS NULL
-    AND NOT __anonsql_m2."node" IS NULL
+    NOT g."n0" IS NULL
+    AND NOT g."n1" IS NULL
+    AND NOT g."n2" IS NULL
     AND NOT __anonsql_sl."label" IS NULL
 ), "__anonsql_cs" AS (
   SELECT
@@ -120,13 +120,13 @@ WITH "__anonsql_g" AS (
 ), "__anonsql_overall" AS (
   SELECT
     x.s,
-    CAST(SUM(x.c) AS DOUBLE) / (
+    CAST(SUM(x.n) AS DOUBLE) / (
       SELECT
-        SUM(y.c)
-      FROM __anonsql_cs AS y
+        SUM(y.n)
+      FROM __anonsql_g AS y
     ) AS q,
     ROW_NUMBER() OVER (ORDER BY x.s) AS rnk
-  FROM __anonsql_cs AS x
+  FROM __anonsql_g AS x
   GROUP BY
     x.s
 ), "__anonsql_class_ok" AS (
@@ -215,9 +215,21 @@ WITH "__anonsql_g" AS (
     ON o."class_id" = k."class_id"
 )
 SELECT
-  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m0."generalized" END AS "age",
-  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m1."generalized" END AS "sex",
-  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m2."generalized" END AS "zip""; --",
+  CASE
+    WHEN NOT COALESCE(ok."ok", FALSE) OR __anonsql_rsl."label" IS NULL
+    THEN '*'
+    ELSE __anonsql_m0."generalized"
+  END AS "age",
+  CASE
+    WHEN NOT COALESCE(ok."ok", FALSE) OR __anonsql_rsl."label" IS NULL
+    THEN '*'
+    ELSE __anonsql_m1."generalized"
+  END AS "sex",
+  CASE
+    WHEN NOT COALESCE(ok."ok", FALSE) OR __anonsql_rsl."label" IS NULL
+    THEN '*'
+    ELSE __anonsql_m2."generalized"
+  END AS "zip""; --",
   s."income" AS "income"
 FROM "people" AS s
 LEFT JOIN (
@@ -269,3 +281,11 @@ LEFT JOIN "__anonsql_ok" AS ok
   ON ok."n0" = __anonsql_m0."node"
   AND ok."n1" = __anonsql_m1."node"
   AND ok."n2" = __anonsql_m2."node"
+LEFT JOIN (
+  SELECT
+    "label"
+  FROM "anonsql_hierarchy_node"
+  WHERE
+    "hierarchy" = 'income@4' AND "level" = 0
+) AS __anonsql_rsl
+  ON __anonsql_rsl."label" = COALESCE(CAST(s."income" AS TEXT), 'NULL')

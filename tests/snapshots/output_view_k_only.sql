@@ -1,22 +1,11 @@
 CREATE OR REPLACE VIEW "people_k5" AS
 WITH "__anonsql_g" AS (
   SELECT
-    CAST("age" AS TEXT) AS v0,
-    CAST("sex" AS TEXT) AS v1,
-    CAST("zip""; --" AS TEXT) AS v2,
-    COUNT(*) AS n
-  FROM "people"
-  GROUP BY
-    1,
-    2,
-    3
-), "__anonsql_known" AS (
-  SELECT
     __anonsql_m0."node" AS n0,
     __anonsql_m1."node" AS n1,
     __anonsql_m2."node" AS n2,
-    g."n"
-  FROM "__anonsql_g" AS g
+    COUNT(*) AS n
+  FROM "people" AS s
   LEFT JOIN (
     /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
@@ -31,7 +20,7 @@ WITH "__anonsql_g" AS (
     WHERE
       leaf.hierarchy = 'age@1' AND leaf.level = 0
   ) AS __anonsql_m0
-    ON __anonsql_m0."value" = g."v0"
+    ON __anonsql_m0."value" = CAST(s."age" AS TEXT)
   LEFT JOIN (
     /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
@@ -46,7 +35,7 @@ WITH "__anonsql_g" AS (
     WHERE
       leaf.hierarchy = 'sex@2' AND leaf.level = 0
   ) AS __anonsql_m1
-    ON __anonsql_m1."value" = g."v1"
+    ON __anonsql_m1."value" = CAST(s."sex" AS TEXT)
   LEFT JOIN (
     /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
@@ -61,11 +50,20 @@ WITH "__anonsql_g" AS (
     WHERE
       leaf.hierarchy = 'zip@3' AND leaf.level = 0
   ) AS __anonsql_m2
-    ON __anonsql_m2."value" = g."v2"
+    ON __anonsql_m2."value" = CAST(s."zip""; --" AS TEXT)
+  GROUP BY
+    1,
+    2,
+    3
+), "__anonsql_known" AS (
+  SELECT
+    g."n0" AS n0,
+    g."n1" AS n1,
+    g."n2" AS n2,
+    g."n"
+  FROM "__anonsql_g" AS g
   WHERE
-    NOT __anonsql_m0."node" IS NULL
-    AND NOT __anonsql_m1."node" IS NULL
-    AND NOT __anonsql_m2."node" IS NULL
+    NOT g."n0" IS NULL AND NOT g."n1" IS NULL AND NOT g."n2" IS NULL
 ), "__anonsql_ok" AS (
   SELECT
     "n0",
@@ -77,12 +75,35 @@ WITH "__anonsql_g" AS (
     "n0",
     "n1",
     "n2"
+  HAVING
+    SUM("n") < 5
 )
 SELECT
   s."id" AS "id",
-  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m0."generalized" END AS "age",
-  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m1."generalized" END AS "sex",
-  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m2."generalized" END AS "zip""; --"
+  CASE
+    WHEN __anonsql_m0."node" IS NULL
+    OR __anonsql_m1."node" IS NULL
+    OR __anonsql_m2."node" IS NULL
+    OR NOT COALESCE(ok."ok", TRUE)
+    THEN '*'
+    ELSE __anonsql_m0."generalized"
+  END AS "age",
+  CASE
+    WHEN __anonsql_m0."node" IS NULL
+    OR __anonsql_m1."node" IS NULL
+    OR __anonsql_m2."node" IS NULL
+    OR NOT COALESCE(ok."ok", TRUE)
+    THEN '*'
+    ELSE __anonsql_m1."generalized"
+  END AS "sex",
+  CASE
+    WHEN __anonsql_m0."node" IS NULL
+    OR __anonsql_m1."node" IS NULL
+    OR __anonsql_m2."node" IS NULL
+    OR NOT COALESCE(ok."ok", TRUE)
+    THEN '*'
+    ELSE __anonsql_m2."generalized"
+  END AS "zip""; --"
 FROM "people" AS s
 LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */

@@ -1,24 +1,11 @@
 WITH "__anonsql_g" AS (
   SELECT
-    CAST("age" AS VARCHAR) AS v0,
-    CAST("sex" AS VARCHAR) AS v1,
-    CAST("zip""; --" AS VARCHAR) AS v2,
-    COALESCE(CAST("income" AS VARCHAR), 'NULL') AS s,
-    COUNT(*) AS n
-  FROM "people"
-  GROUP BY
-    1,
-    2,
-    3,
-    4
-), "__anonsql_known" AS (
-  SELECT
     __anonsql_m0."node" AS n0,
     __anonsql_m1."node" AS n1,
     __anonsql_m2."node" AS n2,
-    g."s",
-    g."n"
-  FROM "__anonsql_g" AS g
+    COALESCE(CAST(s."income" AS VARCHAR), 'NULL') AS s,
+    COUNT(*) AS n
+  FROM "people" AS s
   LEFT JOIN (
     /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
@@ -33,7 +20,7 @@ WITH "__anonsql_g" AS (
     WHERE
       leaf.hierarchy = 'age@1' AND leaf.level = 0
   ) AS __anonsql_m0
-    ON __anonsql_m0."value" = g."v0"
+    ON __anonsql_m0."value" = CAST(s."age" AS VARCHAR)
   LEFT JOIN (
     /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
@@ -48,7 +35,7 @@ WITH "__anonsql_g" AS (
     WHERE
       leaf.hierarchy = 'sex@2' AND leaf.level = 0
   ) AS __anonsql_m1
-    ON __anonsql_m1."value" = g."v1"
+    ON __anonsql_m1."value" = CAST(s."sex" AS VARCHAR)
   LEFT JOIN (
     /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
@@ -63,11 +50,22 @@ WITH "__anonsql_g" AS (
     WHERE
       leaf.hierarchy = 'zip@3' AND leaf.level = 0
   ) AS __anonsql_m2
-    ON __anonsql_m2."value" = g."v2"
+    ON __anonsql_m2."value" = CAST(s."zip""; --" AS VARCHAR)
+  GROUP BY
+    1,
+    2,
+    3,
+    4
+), "__anonsql_known" AS (
+  SELECT
+    g."n0" AS n0,
+    g."n1" AS n1,
+    g."n2" AS n2,
+    g."s",
+    g."n"
+  FROM "__anonsql_g" AS g
   WHERE
-    NOT __anonsql_m0."node" IS NULL
-    AND NOT __anonsql_m1."node" IS NULL
-    AND NOT __anonsql_m2."node" IS NULL
+    NOT g."n0" IS NULL AND NOT g."n1" IS NULL AND NOT g."n2" IS NULL
 ), "__anonsql_cs" AS (
   SELECT
     "n0",
@@ -110,18 +108,18 @@ WITH "__anonsql_g" AS (
 ), "__anonsql_overall" AS (
   SELECT
     x.s,
-    CAST(SUM(x.c) AS DOUBLE PRECISION) / (
+    CAST(SUM(x.n) AS DOUBLE PRECISION) / (
       SELECT
-        SUM(y.c)
-      FROM __anonsql_cs AS y
+        SUM(y.n)
+      FROM __anonsql_g AS y
     ) AS q,
     ROW_NUMBER() OVER (
       ORDER BY CASE
-        WHEN x.s ~ '^\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\s*$'
+        WHEN x.s ~ '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$'
         THEN CAST(x.s AS DOUBLE PRECISION)
       END, x.s
     ) AS rnk
-  FROM __anonsql_cs AS x
+  FROM __anonsql_g AS x
   GROUP BY
     x.s
 ), "__anonsql_class_ok" AS (
@@ -179,11 +177,34 @@ WITH "__anonsql_g" AS (
   FROM "__anonsql_ck" AS k
   JOIN "__anonsql_class_ok" AS o
     ON o."class_id" = k."class_id"
+  WHERE
+    NOT o."ok"
 )
 SELECT
-  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m0."generalized" END AS "age",
-  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m1."generalized" END AS "sex",
-  CASE WHEN NOT COALESCE(ok."ok", FALSE) THEN '*' ELSE __anonsql_m2."generalized" END AS "zip""; --"
+  CASE
+    WHEN __anonsql_m0."node" IS NULL
+    OR __anonsql_m1."node" IS NULL
+    OR __anonsql_m2."node" IS NULL
+    OR NOT COALESCE(ok."ok", TRUE)
+    THEN '*'
+    ELSE __anonsql_m0."generalized"
+  END AS "age",
+  CASE
+    WHEN __anonsql_m0."node" IS NULL
+    OR __anonsql_m1."node" IS NULL
+    OR __anonsql_m2."node" IS NULL
+    OR NOT COALESCE(ok."ok", TRUE)
+    THEN '*'
+    ELSE __anonsql_m1."generalized"
+  END AS "sex",
+  CASE
+    WHEN __anonsql_m0."node" IS NULL
+    OR __anonsql_m1."node" IS NULL
+    OR __anonsql_m2."node" IS NULL
+    OR NOT COALESCE(ok."ok", TRUE)
+    THEN '*'
+    ELSE __anonsql_m2."generalized"
+  END AS "zip""; --"
 FROM "people" AS s
 LEFT JOIN (
   /* Leaf label -> its ancestor's label on one level, read off the closure table. */

@@ -1,24 +1,11 @@
 WITH "__anonsql_g" AS (
   SELECT
-    CAST("age" AS TEXT) AS v0,
-    CAST("sex" AS TEXT) AS v1,
-    CAST("zip""; --" AS TEXT) AS v2,
-    COALESCE(CAST("income" AS TEXT), 'NULL') AS s,
-    COUNT(*) AS n
-  FROM "people"
-  GROUP BY
-    1,
-    2,
-    3,
-    4
-), "__anonsql_known" AS (
-  SELECT
     __anonsql_rec."n0" AS n0,
     __anonsql_rec."n1" AS n1,
     __anonsql_rec."n2" AS n2,
-    g."s",
-    g."n"
-  FROM "__anonsql_g" AS g
+    COALESCE(CAST(s."income" AS TEXT), 'NULL') AS s,
+    COUNT(*) AS n
+  FROM "people" AS s
   LEFT JOIN (
     SELECT
       original[1] AS o0,
@@ -34,13 +21,24 @@ WITH "__anonsql_g" AS (
     WHERE
       output = 'people_gaa'
   ) AS __anonsql_rec
-    ON __anonsql_rec."o0" = g."v0"
-    AND __anonsql_rec."o1" = g."v1"
-    AND __anonsql_rec."o2" = g."v2"
+    ON __anonsql_rec."o0" = CAST(s."age" AS TEXT)
+    AND __anonsql_rec."o1" = CAST(s."sex" AS TEXT)
+    AND __anonsql_rec."o2" = CAST(s."zip""; --" AS TEXT)
+  GROUP BY
+    1,
+    2,
+    3,
+    4
+), "__anonsql_known" AS (
+  SELECT
+    g."n0" AS n0,
+    g."n1" AS n1,
+    g."n2" AS n2,
+    g."s",
+    g."n"
+  FROM "__anonsql_g" AS g
   WHERE
-    NOT __anonsql_rec."n0" IS NULL
-    AND NOT __anonsql_rec."n1" IS NULL
-    AND NOT __anonsql_rec."n2" IS NULL
+    NOT g."n0" IS NULL AND NOT g."n1" IS NULL AND NOT g."n2" IS NULL
 ), "__anonsql_cs" AS (
   SELECT
     "n0",
@@ -83,13 +81,13 @@ WITH "__anonsql_g" AS (
 ), "__anonsql_overall" AS (
   SELECT
     x.s,
-    CAST(SUM(x.c) AS DOUBLE) / (
+    CAST(SUM(x.n) AS DOUBLE) / (
       SELECT
-        SUM(y.c)
-      FROM __anonsql_cs AS y
+        SUM(y.n)
+      FROM __anonsql_g AS y
     ) AS q,
     ROW_NUMBER() OVER (ORDER BY x.s) AS rnk
-  FROM __anonsql_cs AS x
+  FROM __anonsql_g AS x
   GROUP BY
     x.s
 ), "__anonsql_class_ok" AS (
@@ -129,6 +127,8 @@ WITH "__anonsql_g" AS (
   FROM "__anonsql_ck" AS k
   JOIN "__anonsql_class_ok" AS o
     ON o."class_id" = k."class_id"
+  WHERE
+    NOT o."ok"
 )
 SELECT
   __anonsql_rec."g0" AS "age",
@@ -158,4 +158,9 @@ LEFT JOIN "__anonsql_ok" AS ok
   AND ok."n1" = __anonsql_rec."n1"
   AND ok."n2" = __anonsql_rec."n2"
 WHERE
-  COALESCE(ok."ok", FALSE)
+  NOT (
+    __anonsql_rec."n0" IS NULL
+    OR __anonsql_rec."n1" IS NULL
+    OR __anonsql_rec."n2" IS NULL
+    OR NOT COALESCE(ok."ok", TRUE)
+  )
