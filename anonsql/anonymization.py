@@ -40,7 +40,7 @@ class Spec:
     suppression: float = 0.0
     metric: str | None = None  # default: "loss" (lattice), "nllm" (greedy)
     gs_factor: float = 0.5  # Loss: ARX's gsFactor, 0 favours suppression, 1 generalization
-    algorithm: str = "flash"  # flash, exhaustive, or greedy (seed 004's GAA)
+    algorithm: str = "flash"  # flash, exhaustive, heuristic, or greedy (seed 004's GAA)
     strategy: str = "s1"  # GAA's merging strategy (seed 004 Def. 17)
     hierarchies: dict[str, str] = field(default_factory=dict)
     output: str | None = None
@@ -49,6 +49,10 @@ class Spec:
     solutions: bool = False  # also resolve and score every minimal anonymous node
     # opt-in: prune as if anonymity were monotone with suppression (may lose the optimum)
     assume_monotone: bool = False
+    # the heuristic search's limits: seconds (None: 30, ARX's default) and node checks (None:
+    # no limit); the result says which one stopped it
+    time_limit: float | None = None
+    steps: int | None = None
     replace: bool = False  # replace an existing relation anonsql did not create
     columns: list[str] | None = None  # columns of the output (default: all the source's)
     identifiers: list[str] | None = None  # direct identifiers: never in the output

@@ -42,6 +42,8 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "drop_suppressed": ("drop_suppressed", "bool"),
     "solutions": ("solutions", "bool"),
     "assume_monotone": ("assume_monotone", "bool"),
+    "time_limit": ("time_limit", "number"),
+    "steps": ("steps", "int"),
     "replace": ("replace", "bool"),
     "columns": ("columns", "list"),
     "identifiers": ("identifiers", "list"),
@@ -174,7 +176,11 @@ def check_goal(
             raise InputError(f"{prefix}{spell(option)} must be a finite number, not {value!r}")
     if given is None:
         defaults = {f.name: f.default for f in fields(spec)}
-        given = {o for o in (*NEEDS_MODEL, "gs_factor") if getattr(spec, o) != defaults.get(o)}
+        given = {
+            o
+            for o in (*NEEDS_MODEL, "gs_factor", "time_limit", "steps")
+            if getattr(spec, o) != defaults.get(o)
+        }
     for option, model in NEEDS_MODEL.items():
         if option in given and getattr(spec, model) is None:
             raise InputError(
@@ -189,6 +195,21 @@ def check_goal(
     gs = getattr(spec, "gs_factor", 0.5)
     if isinstance(gs, numbers.Real) and not 0 <= gs <= 1:
         raise InputError(f"{prefix}{spell('gs_factor')} must be a number in [0, 1], not {gs!r}")
+    # the heuristic search's limits mean nothing to the exact searches or the greedy one
+    limits = [o for o in ("time_limit", "steps") if o in given]
+    if limits and spec.algorithm != "heuristic":
+        names = " and ".join(spell(o) for o in limits)
+        raise InputError(
+            f"{prefix}{names} limit{'' if len(limits) > 1 else 's'} the heuristic search; "
+            f"the {spec.algorithm!r} algorithm has no limit: use algorithm 'heuristic' or "
+            f"leave {names} out"
+        )
+    tl = getattr(spec, "time_limit", None)
+    if tl is not None and not (isinstance(tl, numbers.Real) and math.isfinite(tl) and tl > 0):
+        raise InputError(f"{prefix}{spell('time_limit')} must be a positive number of seconds")
+    steps = getattr(spec, "steps", None)
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        raise InputError(f"{prefix}{spell('steps')} must be at least 1 (node checks)")
     if "gs_factor" in given and spec.metric not in (None, "loss"):
         raise InputError(
             f"{prefix}{spell('gs_factor')} weighs the Loss metric's generalization against "

@@ -10,12 +10,12 @@ from anonsql.errors import InputError
 
 def _registry() -> dict[str, type[Algorithm]]:
     from anonsql.algorithms.greedy import GreedyAlgorithm
-    from anonsql.algorithms.lattice import Exhaustive, Flash
+    from anonsql.algorithms.lattice import Exhaustive, Flash, Heuristic
 
-    return {cls.name: cls for cls in (Flash, Exhaustive, GreedyAlgorithm)}
+    return {cls.name: cls for cls in (Flash, Exhaustive, Heuristic, GreedyAlgorithm)}
 
 
-ALGORITHM_NAMES = ("flash", "exhaustive", "greedy")
+ALGORITHM_NAMES = ("flash", "exhaustive", "heuristic", "greedy")
 
 
 def algorithm(name: str) -> Algorithm:

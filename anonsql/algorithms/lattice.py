@@ -1,6 +1,7 @@
 """Full-domain generalization with record suppression, as ARX does it: the optimal node of the
-lattice of level vectors (``flash``, ``exhaustive``; the searches live in
-:mod:`anonsql.search`). The recoding is one level per QI over the pinned hierarchies."""
+lattice of level vectors (``flash``, ``exhaustive``), or the best anonymous node a limited
+search finds where the lattice is too large to enumerate (``heuristic``); the searches live in
+:mod:`anonsql.search`. The recoding is one level per QI over the pinned hierarchies."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from anonsql.models.goal import build_models
 from anonsql.models.requirements import Requirements
 from anonsql.output.recoding import LevelRecoding
 from anonsql.search import search as make_search
-from anonsql.search.base import SearchResult
+from anonsql.search.base import Search, SearchResult
+from anonsql.search.heuristic import Heuristic as HeuristicSearch
 
 
 def suppression_budget(limit: float, known_rows: int, missing_rows: int) -> float:
@@ -37,7 +39,7 @@ class _Lattice(Algorithm):
     def run(self, ctx: RunContext) -> Outcome:
         spec = ctx.spec
         metric = spec.metric or "loss"
-        search = make_search(self.name)
+        search = self._search(spec)
         models = build_models(spec, ctx.sensitive_key)
         quality = quality_model(metric, spec.gs_factor)
         sens_h = None
@@ -70,13 +72,16 @@ class _Lattice(Algorithm):
         del search  # frees the search's partition cache before the output is written
         if result.optimum is None:
             goal = ", ".join(m.describe() for m in models)
-            raise InputError(
-                f"no transformation satisfies {goal} with at most {spec.suppression:.1%} of "
-                f"the records suppressed"
-            )
+            raise InputError(self._none_found(goal, spec, result))
         levels = list(result.optimum.levels)
         part = result.partition or Partition.from_histogram(hist, tuple(levels))
         assessment = requirements.assess(part, hist)
+        if not assessment.anonymous:
+            # every search returns only nodes an assessment found anonymous; publishing one
+            # that fails would release what the models forbid, so stop (a bug, not input)
+            raise RuntimeError(
+                f"{result.algorithm} returned {levels}, which fails the privacy models"
+            )
         measures = risk_measures(part.sizes, assessment.suppressed).to_dict()
         if hist.missing_rows:
             measures["missing_rows"] = hist.missing_rows
@@ -96,6 +101,16 @@ class _Lattice(Algorithm):
             per_qi=per_qi,
             lattice_size=result.lattice_size,
             solutions=[_solution_row(s, spec.qis, result) for s in result.solutions],
+        )
+
+    def _search(self, spec) -> Search:
+        return make_search(self.name)
+
+    @staticmethod
+    def _none_found(goal: str, spec, result: SearchResult) -> str:
+        return (
+            f"no transformation satisfies {goal} with at most {spec.suppression:.1%} of "
+            f"the records suppressed"
         )
 
 
@@ -123,4 +138,24 @@ class Exhaustive(_Lattice):
     name = "exhaustive"
 
 
-__all__ = ["Exhaustive", "Flash", "suppression_budget"]
+class Heuristic(_Lattice):
+    """The best anonymous node a time- or step-limited search finds, for lattices too large
+    to enumerate (:mod:`anonsql.search.heuristic`): anonymous, not proven optimal."""
+
+    name = "heuristic"
+
+    def _search(self, spec) -> Search:
+        return HeuristicSearch(time_limit=spec.time_limit, steps=spec.steps)
+
+    @staticmethod
+    def _none_found(goal: str, spec, result: SearchResult) -> str:
+        if "stopped by" not in result.guarantee:  # the search settled it
+            return _Lattice._none_found(goal, spec, result)
+        return (
+            f"the heuristic search found no transformation that satisfies {goal} with at "
+            f"most {spec.suppression:.1%} of the records suppressed ({result.guarantee}); "
+            f"give it more time (--time-limit) or steps (--steps)"
+        )
+
+
+__all__ = ["Exhaustive", "Flash", "Heuristic", "suppression_budget"]

@@ -50,8 +50,22 @@ from anonsql.cli.common import (
     "--algorithm",
     default="flash",
     show_default=True,
-    type=click.Choice(["flash", "exhaustive", "greedy"]),
-    help="flash/exhaustive: optimal full-domain recoding; greedy: seed 004's GAA.",
+    type=click.Choice(["flash", "exhaustive", "heuristic", "greedy"]),
+    help="flash/exhaustive: optimal full-domain recoding; heuristic: best-effort full-domain "
+    "search for lattices too large to enumerate (always anonymous, not proven optimal); "
+    "greedy: seed 004's GAA.",
+)
+@click.option(
+    "--time-limit",
+    type=float,
+    default=None,
+    help="heuristic only: stop after this many seconds (default 30, as ARX).",
+)
+@click.option(
+    "--steps",
+    type=int,
+    default=None,
+    help="heuristic only: stop after this many node checks (default: no limit).",
 )
 @click.option(
     "--strategy",
@@ -109,6 +123,8 @@ def anonymize(
     metric,
     gs_factor,
     algorithm,
+    time_limit,
+    steps,
     strategy,
     hierarchy_pairs,
     output,
@@ -137,6 +153,8 @@ def anonymize(
         metric=metric,
         gs_factor=gs_factor,
         algorithm=algorithm,
+        time_limit=time_limit,
+        steps=steps,
         strategy=strategy,
         hierarchies=_parse_pairs(hierarchy_pairs, "--hierarchy"),
         output=output,

@@ -151,6 +151,8 @@ _GOAL_FLAGS = {
     "suppression": ("suppression", "--suppression"),
     "metric": ("metric", "--metric"),
     "gs_factor": ("gs_factor", "--gs-factor"),
+    "time_limit": ("time_limit", "--time-limit"),
+    "steps": ("steps", "--steps"),
 }
 
 

@@ -65,20 +65,12 @@ class _BetaLikeness(PrivacyModel):
         """The bound on the relative distance of values with table shares q."""
         raise NotImplementedError
 
-    def excess(self, stats: ClassStats) -> np.ndarray:
-        """Per class: the largest ``D(s) - bound(s)``; the class passes when it is <= EPS.
-        A maximum of functions linear in the class distribution, so convex in it: the form
+    def share_caps(self, overall: np.ndarray) -> np.ndarray:
+        """Per sensitive value s: the largest share ``q(s) (1 + bound(s) + EPS)`` a passing
+        class can hold, linear in the class distribution: what
         :meth:`anonsql.models.requirements.Requirements.screen` bounds suppression with."""
-        stats.require_sensitive(self.name)
-        d, q = relative_distances(stats)
-        return _class_max(stats, d - self.bounds(q))
-
-    def point_mass_excess(self, overall: np.ndarray) -> float:
-        """The largest :meth:`excess` over all distributions: that of a class holding one
-        value v only, ``(1 - q(v)) / q(v) - bound(v)`` (a convex function peaks at a vertex
-        of the simplex)."""
-        q = overall[overall > 0]
-        return float(((1 - q) / q - self.bounds(q)).max()) if len(q) else 0.0
+        with np.errstate(divide="ignore"):
+            return overall * (1 + self.bounds(overall) + EPS)
 
     def passes(self, values: np.ndarray) -> np.ndarray:
         return values <= self.beta + EPS

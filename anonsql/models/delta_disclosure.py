@@ -21,9 +21,9 @@ classes never had. With q = (1/2, 1/2) and delta = 1.2, classes {a} (|log2 2| = 
 {5 a, 5 b} passes, {4 a} fails, and their union {9 a, 5 b} (|log2(5/7)| = 0.49) fails.
 
 What the search may still use (:meth:`anonsql.models.requirements.Requirements.screen`): a
-passing class has ``p(s) / q(s) < 2^delta`` for every s (absent values have ratio 0), and
-``max_s p(s) / q(s)`` is convex in p, so a class whose largest ratio exceeds 2^delta keeps a
-share of suppressed records in every specialization (:meth:`DeltaDisclosure.largest_ratio`).
+passing class holds every value s below ``q(s) 2^delta`` (absent values at 0), a bound linear
+in the class distribution, so a class holding more keeps a share of suppressed records in
+every specialization (:meth:`DeltaDisclosure.share_caps`).
 """
 
 from __future__ import annotations
@@ -65,17 +65,11 @@ class DeltaDisclosure(PrivacyModel):
         np.maximum.at(out, stats.pair_class, np.abs(np.log(self._ratios(stats)) / _LN2))
         return out
 
-    def largest_ratio(self, stats: ClassStats) -> np.ndarray:
-        """Per class: ``max_s p(s) / q(s)``, convex in the class distribution; a passing class
-        has it below ``2^(delta - EPS)``."""
-        out = np.zeros(stats.classes)
-        np.maximum.at(out, stats.pair_class, self._ratios(stats))
-        return out
-
-    @property
-    def ratio_limit(self) -> float:
-        """The largest ratio p/q a passing class can hold."""
-        return 2.0 ** (self.delta - EPS)
+    def share_caps(self, overall: np.ndarray) -> np.ndarray:
+        """Per sensitive value s: a passing class holds it below ``q(s) 2^(delta - EPS)``
+        (absent, at 0): what :meth:`anonsql.models.requirements.Requirements.screen` bounds
+        suppression with."""
+        return overall * 2.0 ** (self.delta - EPS)
 
     def passes(self, values: np.ndarray) -> np.ndarray:
         return values < self.delta - EPS

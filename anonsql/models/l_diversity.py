@@ -197,15 +197,21 @@ def grassberger_g(n: np.ndarray) -> np.ndarray:
 
 def grassberger_sql_params() -> dict:
     """The template parameters of ``models/grassberger_entropy_l``: the table of G_{2h}
-    (h = 0..50) as an inline VALUES relation, and the expansion's coefficients."""
+    (h = 0..50) as an inline relation ``(h, g)`` (a UNION ALL of one-row SELECTs, which every
+    dialect spells alike), and the expansion's coefficients."""
+    from functools import reduce
+
     from sqlglot import exp
 
     rows = [
-        exp.tuple_(exp.convert(h), exp.cast(exp.convert(float(g)), "DOUBLE"))
+        exp.select(
+            exp.alias_(exp.convert(h), "h"),
+            exp.alias_(exp.cast(exp.convert(float(g)), "DOUBLE"), "g"),
+        )
         for h, g in enumerate(G_EVEN)
     ]
     return {
-        "g_even": exp.Values(expressions=rows),
+        "g_even": reduce(lambda a, b: exp.union(a, b, distinct=False), rows).subquery(),
         "exact_up_to": _G_EXACT_UP_TO,
         "s1": _G_S1,
         "s2": _G_S2,

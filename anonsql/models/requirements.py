@@ -172,9 +172,9 @@ class Requirements:
            suppression at least one part is suppressed (one record); for a model with a
            convex function f of the class distribution that every passing class keeps at
            f <= tau (t-closeness: the distance; entropy l-diversity: minus the entropy;
-           beta-likeness: the largest excess of a relative distance over its bound;
-           delta-disclosure: the largest ratio p/q, which holds although delta-disclosure is
-           not monotone without suppression), the suppressed share w of C satisfies
+           beta-likeness and delta-disclosure: how far the share of a value exceeds the cap
+           a passing class keeps it under, which holds although delta-disclosure is not
+           monotone without suppression), the suppressed share w of C satisfies
            f(C) <= w * f_max + (1 - w) * tau (the parts' f averaged by size bounds f(C) from
            above, f_max = max f over point masses), so w >= (f(C) - tau) / (f_max - tau).
            The check stops as soon as ``below`` exceeds the limit: the node and every
@@ -263,21 +263,15 @@ class Requirements:
         transform), a function mapping class values to ``(f, tau, f_max)``, f <= f_max on
         every distribution. None for other models (recursive (c,l)-diversity's test is not of
         this form, Grassberger's entropy estimate is not a function of the distribution)."""
-        if isinstance(model, (BasicBetaLikeness, EnhancedBetaLikeness)):
-            # f = max over values of (relative distance - its bound), a maximum of functions
-            # linear in the class distribution; passing: f <= EPS (anonsql.models.beta_likeness)
-            f_max = model.point_mass_excess(stats.overall)
-            if f_max <= EPS:
+        if isinstance(model, (BasicBetaLikeness, EnhancedBetaLikeness, DeltaDisclosure)):
+            # each value s has a cap u(s) on its share in a passing class (beta-likeness:
+            # q (1 + bound); delta-disclosure: q 2^delta, absent values being 0 < u), so
+            # f = max(0, max_s (p(s) - u(s)) / (1 - u(s))) over the values with u < 1 is convex
+            # (a maximum of functions linear in p), 0 on passing classes, 1 at most
+            caps = model.share_caps(stats.overall)
+            if not (caps < 1).any():
                 return None
-            return lambda values: (model.excess(stats), EPS, f_max)
-        if isinstance(model, DeltaDisclosure):
-            # f = max over values of p / q (convex); a passing class holds every present value
-            # below 2^delta and absent ones at 0 (anonsql.models.delta_disclosure)
-            f_max = float(1.0 / stats.overall[stats.overall > 0].min())
-            tau = model.ratio_limit
-            if f_max <= tau:
-                return None
-            return lambda values: (model.largest_ratio(stats), tau, f_max)
+            return lambda values: (_over_caps(stats, caps), 0.0, 1.0)
         if isinstance(model, EntropyLDiversity):
             # f = -entropy (convex: entropy is concave), tau = -(ln l - EPS), f_max = 0 (a
             # point mass has entropy 0)
@@ -296,6 +290,17 @@ class Requirements:
                 return None
             return lambda values: (values, tau, f_max)
         return None
+
+
+def _over_caps(stats: ClassStats, caps: np.ndarray) -> np.ndarray:
+    """Per class: ``max(0, max_s (p(s) - caps(s)) / (1 - caps(s)))`` over its values with a
+    cap below 1 (absent values and values with a cap of 1 or more only contribute 0)."""
+    u = caps[stats.pair_value]
+    capped = u < 1
+    over = np.where(capped, (stats.shares() - u) / np.where(capped, 1 - u, 1.0), 0.0)
+    out = np.zeros(stats.classes)
+    np.maximum.at(out, stats.pair_class, over)
+    return out
 
 
 def _subset(stats: ClassStats, classes: np.ndarray) -> ClassStats:

@@ -4,10 +4,25 @@ Lightning (Prasser, Bild, Eicher, Spengler, Kohlmayer, Kuhn: "Lightning: Utility
 Anonymization of High-Dimensional Data", Transactions on Data Privacy 9(2), 2016; ARX's
 ``LIGHTNINGAlgorithm``) is a best-first search from the bottom of the lattice: the checked
 node with the lowest score is expanded next (its direct generalizations are checked and
-queued), and every ``stepping``-th expansion (stepping = the top's total level) is a greedy
-climb instead, which follows the best successor upwards until it can go no further. The
-climbs reach anonymous nodes early even when every node near the bottom fails; the
-best-first steps then improve on them. The search stops at a time or check limit.
+queued), and every ``stepping``-th expansion is a greedy climb instead, which follows the best
+successor upwards until it can go no further. The climbs reach anonymous nodes early even
+when every node near the bottom fails; the best-first steps then improve on them. The search
+stops at a time or check limit (ARX's defaults: 30 s, no check limit).
+
+Three changes to ARX's version, each measured on random tables of 7 and 8 QIs against the
+optimum (``tests/test_heuristic.py``, ``benchmarks/bench_heuristic.py``):
+
+* a climb ends in a *local search* on the border of anonymous nodes (:meth:`Heuristic._improve`):
+  from the first anonymous node of the climb, its direct specializations and the neighbours
+  that trade one level of one QI for one level of another are checked and the search moves to
+  the first better anonymous one, until none is. Climbs stop above the border, and with a
+  monotone score the optimum lies on it: at 1,000 checks on 25 random 7-QI tables the mean gap
+  to the optimum fell from 7.8% to 1.6%;
+* the stepping is the number of QIs instead of the top's total level (ARX), and the first
+  expansion is a climb: more climbs, each followed by a local search (mean gap at 2,000 checks
+  on 40 random 8-QI tables: 1.3% with a climb every 8 expansions, 2.4% every 32);
+* among equal scores (near the bottom of a wide lattice every record is often suppressed)
+  the queue prefers nodes with fewer records failing the models.
 
 What it guarantees, and what it does not:
 
@@ -107,6 +122,23 @@ class ImplicitLattice:
         return [self.node((*lv[:j], lv[j] - 1, *lv[j + 1 :])) for j in range(self.m) if lv[j] > 0]
 
 
+class _Evaluator(NodeEvaluator):
+    """The shared evaluator with a cap on the number of cached partitions: it picks the
+    roll-up source by a scan over the cache, which the optimal search bounds by its lattice
+    but a long heuristic run would grow by one partition per check (on a 1,000-row, 12-QI
+    table the scan took 60% of a 20,000-check run). The search rolls a node up from the
+    node it was reached from, which is among the recently used ones the cap keeps."""
+
+    max_parts = 2048
+
+    def _store(self, node: int, part) -> None:
+        super()._store(node, part)
+        while len(self._parts) > self.max_parts:
+            valid = (self._keys >= 0) & (self._keys != self.base) & (self._keys != node)
+            victim = int(np.flatnonzero(valid)[np.argmin(self._used[valid])])
+            self._evict(int(self._keys[victim]))
+
+
 @dataclass
 class _Checked:
     score: float
@@ -151,7 +183,7 @@ class Heuristic(Search):
         quality.prepare(hist)
         lat = ImplicitLattice(hist.heights)
         self.lat, self.req, self.hist, self.quality = lat, requirements, hist, quality
-        self.ev = NodeEvaluator(hist, lat, requirements, quality)
+        self.ev = _Evaluator(hist, lat, requirements, quality)
         self.progress = progress
         self.total = min(self.steps, lat.size) if self.steps else lat.size
         self.info: dict[int, _Checked] = {}
@@ -159,6 +191,7 @@ class Heuristic(Search):
         #: nodes that cannot beat the best found: neither checked nor expanded again
         self.pruned: set[int] = set()
         self.pbound: dict[int, float] = {}
+        self.bounds: dict[int, float] = {}  # the quality model's level bound, per node
         self.best: Solution | None = None
         self.best_node: int | None = None
         self.cutoff = math.inf
@@ -175,10 +208,8 @@ class Heuristic(Search):
         if lat.bottom != lat.top and not self._limit():
             self._check(lat.bottom)
             self._push(lat.bottom)
-        # Lightning's stepping: one greedy climb per "height of the lattice" expansions
-        stepping = max(1, int(lat.heights.sum()) - lat.m)
-        import os
-        stepping = int(os.environ.get("STEP", stepping))
+        # one climb (and local search) per m expansions; ARX climbs once per top level
+        stepping = max(1, lat.m)
         step = 0
         while self.queue and not self._limit():
             node = heapq.heappop(self.queue)[-1]
@@ -212,8 +243,10 @@ class Heuristic(Search):
 
     def _bound(self, node: int) -> float:
         """A lower bound of the score of the node and of every generalization of it."""
-        b = self.quality.level_bound(self.lat.levels[node : node + 1])
-        bound = -math.inf if b is None else float(np.asarray(b)[0])
+        bound = self.bounds.get(node)
+        if bound is None:
+            b = self.quality.level_bound(self.lat.levels[node : node + 1])
+            bound = self.bounds[node] = -math.inf if b is None else float(np.asarray(b)[0])
         return max(bound, self.pbound.get(node, -math.inf))
 
     def _prune(self, node: int) -> bool:
@@ -301,25 +334,24 @@ class Heuristic(Search):
 
     def _improve(self, node: int) -> None:
         """Local search on the anonymity border (not in Lightning), from an anonymous node:
-        among its direct specializations and the neighbours that trade one level of one QI
-        for one level of another, those whose bound could beat the best node found are
-        checked, lowest bound first, and the search moves to the first that is a better
-        anonymous node than the current one; it ends where none is. With a monotone score
-        the optimum is a minimal anonymous node, which a climb seldom stops at; the trades
-        walk along the border of anonymous nodes."""
+        among its specializations in one QI (to any lower level) and those with one more
+        level of another QI, the ones whose bound could beat the best node found are checked,
+        lowest bound first, and the search moves to the first that is a better anonymous node
+        than the current one; it ends where none is. With a monotone score the optimum is a
+        minimal anonymous node, which a climb seldom stops at; the trades walk along the
+        border of anonymous nodes."""
         lat = self.lat
         current = self._solution(node)
         while not self._limit():
             lv = current.levels
             moves = []
             for a in range(lat.m):
-                if lv[a] == 0:
-                    continue
-                down = (*lv[:a], lv[a] - 1, *lv[a + 1 :])
-                moves.append(down)
-                for b in range(lat.m):
-                    if b != a and lv[b] + 1 < lat.heights[b]:
-                        moves.append((*down[:b], down[b] + 1, *down[b + 1 :]))
+                for la in range(lv[a]):
+                    down = (*lv[:a], la, *lv[a + 1 :])
+                    moves.append(down)
+                    for b in range(lat.m):
+                        if b != a and lv[b] + 1 < lat.heights[b]:
+                            moves.append((*down[:b], down[b] + 1, *down[b + 1 :]))
             nodes = [lat.node(x) for x in moves]
             bounds = self.quality.level_bound(lat.levels[nodes])
             order = range(len(nodes)) if bounds is None else np.argsort(bounds, kind="stable")
@@ -343,18 +375,19 @@ class Heuristic(Search):
     def _result(self, reason: str, exhausted: bool) -> SearchResult:
         lat = self.lat
         checked = self.ev.checked
-        how = f"{checked:,} of {lat.size:,} nodes checked in {time.perf_counter() - self.t0:.2f} s"
+        elapsed = time.perf_counter() - self.t0
+        how = (
+            f"heuristic (Lightning with local search): {checked:,} of {lat.size:,} nodes "
+            f"checked in {elapsed:.2f} s"
+        )
         if reason:
-            guarantee = f"heuristic (Lightning): {how}, stopped: {reason}"
+            guarantee = f"{how}, stopped: {reason}"
         elif exhausted and self.best is None:
-            guarantee = (
-                f"heuristic (Lightning): {how}, stopped: exhausted (every node was checked): "
-                f"no node is anonymous"
-            )
+            guarantee = f"{how}, stopped: exhausted (every node was checked): no node is anonymous"
         elif exhausted:
             guarantee = (
-                f"heuristic (Lightning): {how}, stopped: exhausted (every other node was "
-                f"checked or bounded: the score is the optimum, a tie may resolve differently)"
+                f"{how}, stopped: exhausted (every other node was checked or bounded: the "
+                f"score is the optimum, a tie may resolve differently)"
             )
         else:
             found = (
@@ -362,10 +395,7 @@ class Heuristic(Search):
                 if self.best is not None
                 else "no anonymous node found (the top fails)"
             )
-            guarantee = (
-                f"heuristic (Lightning): {how}, stopped by the {self.stopped}; {found}, "
-                f"not proven optimal"
-            )
+            guarantee = f"{how}, stopped by the {self.stopped}; {found}, not proven optimal"
         solutions: list[Solution] = []
         if self.best is not None:
             anonymous = {n for n, i in self.info.items() if i.anonymous}

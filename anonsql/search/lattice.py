@@ -19,7 +19,9 @@ class Lattice:
         if size > MAX_NODES:
             raise InputError(
                 f"the lattice has {size:,} nodes, more than the optimal search enumerates "
-                f"({MAX_NODES:,}); use fewer QIs or lower hierarchies"
+                f"({MAX_NODES:,}); use fewer QIs or lower hierarchies, or the best-effort "
+                f"search (--algorithm heuristic, with --time-limit or --steps), which returns "
+                f"an anonymous transformation that is not proven optimal"
             )
         self.size = size
         self.m = len(heights)

@@ -27,7 +27,7 @@ FROM (
     END AS g_n
   FROM class_sensitive AS cs
   JOIN classes AS c ON c.class_id = cs.class_id
-  LEFT JOIN :g_even AS gc(h, g) ON gc.h = FLOOR(cs.c / 2)
-  LEFT JOIN :g_even AS gn(h, g) ON gn.h = FLOOR(c.size / 2)
+  LEFT JOIN :g_even AS gc ON gc.h = FLOOR(cs.c / 2)
+  LEFT JOIN :g_even AS gn ON gn.h = FLOOR(c.size / 2)
 ) AS t
 GROUP BY t.class_id
