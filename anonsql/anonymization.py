@@ -37,6 +37,19 @@ class Spec:
     beta: float | None = None  # beta-likeness (Cao, Karras)
     beta_variant: str = "basic"  # "basic" or "enhanced"
     delta: float | None = None  # delta-disclosure privacy (Brickell, Shmatikov)
+    # a population table (QIs named as in the source): k-map and delta-presence count its rows
+    population: str | None = None
+    delta_min: float | None = None  # delta-presence (Nergiz et al.): lower bound, default 0
+    delta_max: float | None = None  # delta-presence: upper bound, default 1
+    k_map: int | None = None  # k-map (El Emam, Dankar): against population, or estimated
+    k_map_estimator: str = "poisson"  # without a population: "poisson", "zero-truncated-poisson"
+    significance: float = 0.05  # the estimated k-map's significance level
+    population_size: int | None = None  # N, for estimated k-map and population uniqueness
+    sampling_fraction: float | None = None  # or f = n / N
+    max_average_risk: float | None = None  # ARX's AverageReidentificationRisk
+    max_sample_uniqueness: float | None = None  # ARX's SampleUniqueness
+    max_population_uniqueness: float | None = None  # ARX's PopulationUniqueness
+    uniqueness_estimator: str = "dankar"  # "pitman", "zayatz", "snb", "dankar"
     suppression: float = 0.0
     metric: str | None = None  # default: "loss" (lattice), "nllm" (greedy)
     gs_factor: float = 0.5  # Loss: ARX's gsFactor, 0 favours suppression, 1 generalization

@@ -25,13 +25,14 @@ from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError
+from anonsql.metrics.population import uniqueness_report
 from anonsql.metrics.quality import QUALITY, Loss, arx_round, quality_model
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric
-from anonsql.models import EntropyLDiversity, L1Closeness, PrivacyModel
+from anonsql.models import EntropyLDiversity, L1Closeness, PopulationUniqueness, PrivacyModel
 from anonsql.models.base import ClassStats
 from anonsql.models.compile import SUPPRESSED, model_values_query
-from anonsql.models.requirements import Requirements
+from anonsql.models.requirements import Requirements, population_histogram
 
 
 @dataclass
@@ -95,7 +96,11 @@ def evaluate_levels(
     hierarchies: dict[str, str] | None = None,
     population: str | None = None,
     sensitive_hierarchy: str | None = None,
+    population_size: int | None = None,
+    sampling_fraction: float | None = None,
 ) -> Evaluation:
+    """``population``: a table for journalist risk; ``population_size`` or
+    ``sampling_fraction``: the population-uniqueness estimates are reported too."""
     from anonsql.anonymization import Spec, validate_columns
 
     validate_columns(db, source, Spec(qis=qis, sensitive=sensitive, hierarchies=hierarchies or {}))
@@ -108,6 +113,7 @@ def evaluate_levels(
         if not 0 <= lv < h.height:
             raise InputError(f"{qis[j]!r}: level {lv} outside 0..{h.top_level}")
     req = Requirements(models, suppression, sens_h)
+    req.population = population_histogram(db, models, qis, names)
     req.validate(hist)
     part = Partition.from_histogram(hist, tuple(levels))
     assessment = req.assess(part, hist)
@@ -122,6 +128,9 @@ def evaluate_levels(
         reports.append(_report(m, values[~suppressed], ok[~suppressed], part.sizes[~suppressed]))
     pop_sizes = _population_sizes(db, population, qis, names, hist, part) if population else None
     risk = risk_measures(part.sizes, suppressed, pop_sizes).to_dict()
+    risk.update(
+        uniqueness_report(part.sizes[~suppressed], population_size, sampling_fraction, hist.rows)
+    )
     risk.update(_seed004_privacy(stats, ~suppressed))
     loss: dict[str, float] = {}
     for name in QUALITY:
@@ -203,12 +212,22 @@ def check_table(
     models: list[PrivacyModel],
     sensitive: str | None = None,
     sensitive_hierarchy: str | None = None,
+    population_size: int | None = None,
+    sampling_fraction: float | None = None,
 ) -> Evaluation:
     """Run the models as SQL over the classes of ``source``. Rows whose QIs are all ``*`` are
-    suppressed: they count in the table but no model is tested on them."""
+    suppressed: they count in the table but no model is tested on them. The table-level risk
+    thresholds are measured over the released classes (average risk and sample uniqueness in
+    SQL; population uniqueness from the class sizes the SQL returns, by its estimator)."""
     from anonsql.anonymization import Spec, validate_columns
 
     validate_columns(db, source, Spec(qis=qis, sensitive=sensitive))
+    needing = [m.describe() for m in models if m.needs_population]
+    if needing:
+        raise InputError(
+            f"{', '.join(needing)}: check a transformation of the original table with "
+            f"--levels, so the population's rows are generalized with the same levels"
+        )
     top = None
     if any(m.needs_sensitive for m in models) and sensitive is None:
         raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
@@ -242,11 +261,19 @@ def check_table(
         kept = ~df["suppressed"].astype(bool)
         vals = df["value"].astype(float).fillna(np.inf).to_numpy()
         ok = df["ok"].astype(bool).to_numpy()
+        if isinstance(m, PopulationUniqueness):
+            # the estimators do not run in SQL: computed from the released class sizes
+            sizes = df["size"].to_numpy()[kept.to_numpy()]
+            holds = m.holds(sizes)
+            vals = np.full(len(df), m.class_values(ClassStats(sizes))[0] if len(sizes) else 0.0)
+            ok = np.full(len(df), holds)
         reports.append(_report(m, vals[kept], ok[kept], df["size"].to_numpy()[kept]))
     base = frames[0] if frames else None
     sizes = base["size"].to_numpy() if base is not None else np.array([])
     supp = base["suppressed"].astype(bool).to_numpy() if base is not None else np.array([])
     risk = risk_measures(sizes, supp).to_dict()
+    if len(sizes):
+        risk.update(uniqueness_report(sizes[~supp], population_size, sampling_fraction, int(rows)))
     if sensitive is not None:
         for extra, key, agg in (
             (EntropyLDiversity(1), "l_div", "min"),

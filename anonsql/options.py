@@ -31,6 +31,18 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "beta": ("beta", "number"),
     "beta_variant": ("beta_variant", "str"),
     "delta": ("delta", "number"),
+    "population": ("population", "str"),
+    "delta_min": ("delta_min", "number"),
+    "delta_max": ("delta_max", "number"),
+    "k_map": ("k_map", "int"),
+    "k_map_estimator": ("k_map_estimator", "str"),
+    "significance": ("significance", "number"),
+    "population_size": ("population_size", "int"),
+    "sampling_fraction": ("sampling_fraction", "number"),
+    "max_average_risk": ("max_average_risk", "number"),
+    "max_sample_uniqueness": ("max_sample_uniqueness", "number"),
+    "max_population_uniqueness": ("max_population_uniqueness", "number"),
+    "uniqueness_estimator": ("uniqueness_estimator", "str"),
     "suppression": ("suppression", "number"),
     "metric": ("metric", "str"),
     "gs_factor": ("gs_factor", "number"),
@@ -57,9 +69,28 @@ NEEDS_MODEL = {
     "t_variant": "t",
     "sensitive_hierarchy": "t",
     "beta_variant": "beta",
+    "k_map_estimator": "k_map",
+    "significance": "k_map",
+    "uniqueness_estimator": "max_population_uniqueness",
 }
 #: the thresholds of the privacy goal, which must be finite numbers
-THRESHOLDS = ("k", "l", "c", "t", "beta", "delta", "suppression", "gs_factor")
+THRESHOLDS = (
+    "k",
+    "l",
+    "c",
+    "t",
+    "beta",
+    "delta",
+    "suppression",
+    "gs_factor",
+    "delta_min",
+    "delta_max",
+    "significance",
+    "sampling_fraction",
+    "max_average_risk",
+    "max_sample_uniqueness",
+    "max_population_uniqueness",
+)
 #: other spellings accepted for the same option (the CLI's and SAP HANA's names)
 ALIASES = {
     "qis": "qi",

@@ -40,6 +40,7 @@ from anonsql.models import (
     MODELS,
     BasicBetaLikeness,
     DeltaDisclosure,
+    DeltaPresence,
     DistinctLDiversity,
     EnhancedBetaLikeness,
     EntropyLDiversity,
@@ -48,6 +49,7 @@ from anonsql.models import (
     HierarchicalEMD,
     KAnonymity,
     L1Closeness,
+    PopulationUniqueness,
     RecursiveCLDiversity,
 )
 from anonsql.models.compile import model_values_query
@@ -221,9 +223,19 @@ NOT_MONOTONE_WITHOUT_SUPPRESSION = {
 }
 
 
+# population uniqueness (tests/test_models_population.py): merging the two classes of 5 raises
+# Zayatz's estimate from 0.0121 to 0.0195 of N = 100
+NOT_MONOTONE_WITHOUT_SUPPRESSION[PopulationUniqueness] = (
+    PopulationUniqueness(0.015, "zayatz", population_size=100),
+    {"v0": {"a": 5}, "v1": {"a": 5}, "v2": {"a": 1}},
+)
+#: models whose counterexample needs a population table, in their own test file
+WITH_POPULATION = {DeltaPresence: "tests/test_models_population.py"}
+
+
 def test_every_model_not_monotone_without_suppression_has_a_counterexample():
     for cls in MODELS.values():
-        if not cls.monotone_without_suppression:
+        if not cls.monotone_without_suppression and cls not in WITH_POPULATION:
             assert cls in NOT_MONOTONE_WITHOUT_SUPPRESSION, f"{cls.__name__}: no counterexample"
 
 

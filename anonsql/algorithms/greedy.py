@@ -41,6 +41,13 @@ def greedy_model(spec) -> GreedyModel:
         )
     if spec.gs_factor != 0.5:
         raise InputError("gs_factor weighs ARX's Loss metric, which GAA does not use")
+    from anonsql.models.goal import population_models
+
+    if population_models(spec):
+        raise InputError(
+            "GAA knows seed 004's models only: use a lattice algorithm for delta-presence, "
+            "k-map and the risk thresholds"
+        )
     return GreedyModel(spec.k, spec.l, spec.t)
 
 

@@ -15,7 +15,7 @@ from anonsql.metrics.quality import quality_model
 from anonsql.metrics.risk import risk_measures
 from anonsql.models import HierarchicalEMD
 from anonsql.models.goal import build_models
-from anonsql.models.requirements import Requirements
+from anonsql.models.requirements import Requirements, population_histogram
 from anonsql.output.recoding import LevelRecoding
 from anonsql.search import search as make_search
 from anonsql.search.base import Search, SearchResult
@@ -59,6 +59,7 @@ class _Lattice(Algorithm):
             raise InputError(f"table {ctx.source!r} is empty")
         budget = suppression_budget(spec.suppression, hist.rows, hist.missing_rows)
         requirements = Requirements(models, budget, sens_h)
+        requirements.population = population_histogram(ctx.db, models, spec.qis, ctx.keys)
         requirements.validate(hist)
         ctx.timings["histogram"] = time.perf_counter() - ctx.t0
 
@@ -99,7 +100,9 @@ class _Lattice(Algorithm):
             guarantee=result.guarantee,
             levels=dict(zip(spec.qis, levels, strict=True)),
             per_qi=per_qi,
-            lattice_size=result.lattice_size,
+            # the provenance column is a 64-bit integer: a larger lattice (only the heuristic
+            # searches one, e.g. 32 QIs of 4 levels) is left unrecorded; its guarantee names it
+            lattice_size=result.lattice_size if result.lattice_size < 2**63 else None,
             solutions=[_solution_row(s, spec.qis, result) for s in result.solutions],
         )
 

@@ -129,6 +129,78 @@ def model_options(fn: Callable) -> Callable:
             help="delta-disclosure privacy: |log2(p / q)| < delta for every sensitive value "
             "in a class (Brickell, Shmatikov).",
         ),
+        click.option(
+            "--population",
+            help="Population table (the QIs under the same names): delta-presence and k-map "
+            "count its records per class; check also reports journalist risk against it.",
+        ),
+        click.option(
+            "--delta-min",
+            type=float,
+            help="delta-presence (Nergiz et al.; needs --population): every class's share "
+            "of its population class is >= this (default 0 with --delta-max).",
+        ),
+        click.option(
+            "--delta-max",
+            type=float,
+            help="delta-presence: every class's share of its population class is <= this "
+            "(default 1 with --delta-min).",
+        ),
+        click.option(
+            "--k-map",
+            type=int,
+            help="k-map (El Emam, Dankar): every class matches >= K records of --population, "
+            "or, without one, an estimate (--k-map-estimator, --population-size or "
+            "--sampling-fraction).",
+        ),
+        click.option(
+            "--k-map-estimator",
+            type=click.Choice(["poisson", "zero-truncated-poisson"]),
+            default="poisson",
+            show_default=True,
+            help="Estimated k-map's model of the population's class sizes (ARX's).",
+        ),
+        click.option(
+            "--significance",
+            type=float,
+            default=0.05,
+            show_default=True,
+            help="Estimated k-map's significance level.",
+        ),
+        click.option(
+            "--population-size",
+            type=int,
+            help="Population size N (estimated k-map, population uniqueness).",
+        ),
+        click.option(
+            "--sampling-fraction",
+            type=float,
+            help="Or the sampling fraction f = rows / N.",
+        ),
+        click.option(
+            "--max-average-risk",
+            type=float,
+            help="Average re-identification risk (released classes / released records) <= "
+            "this (ARX); classes are suppressed smallest first to meet it.",
+        ),
+        click.option(
+            "--max-sample-uniqueness",
+            type=float,
+            help="Share of released records unique in the table <= this (ARX).",
+        ),
+        click.option(
+            "--max-population-uniqueness",
+            type=float,
+            help="Estimated share of population uniques <= this (ARX; --uniqueness-estimator, "
+            "--population-size or --sampling-fraction).",
+        ),
+        click.option(
+            "--uniqueness-estimator",
+            type=click.Choice(["pitman", "zayatz", "snb", "dankar"]),
+            default="dankar",
+            show_default=True,
+            help="Population-uniqueness estimator (Dankar's rule chooses among the others).",
+        ),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -148,6 +220,18 @@ _GOAL_FLAGS = {
     "beta": ("beta_value", "--beta"),
     "beta_variant": ("beta_variant", "--beta-variant"),
     "delta": ("delta_value", "--delta"),
+    "population": ("population", "--population"),
+    "delta_min": ("delta_min", "--delta-min"),
+    "delta_max": ("delta_max", "--delta-max"),
+    "k_map": ("k_map", "--k-map"),
+    "k_map_estimator": ("k_map_estimator", "--k-map-estimator"),
+    "significance": ("significance", "--significance"),
+    "population_size": ("population_size", "--population-size"),
+    "sampling_fraction": ("sampling_fraction", "--sampling-fraction"),
+    "max_average_risk": ("max_average_risk", "--max-average-risk"),
+    "max_sample_uniqueness": ("max_sample_uniqueness", "--max-sample-uniqueness"),
+    "max_population_uniqueness": ("max_population_uniqueness", "--max-population-uniqueness"),
+    "uniqueness_estimator": ("uniqueness_estimator", "--uniqueness-estimator"),
     "suppression": ("suppression", "--suppression"),
     "metric": ("metric", "--metric"),
     "gs_factor": ("gs_factor", "--gs-factor"),
@@ -256,6 +340,7 @@ def _print_result(r) -> None:
     click.echo(f"{r.metric} = {r.score:.10g}")
     if r.per_qi:
         click.echo("  per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in r.per_qi.items()))
+    click.echo(f"guarantee: {r.guarantee}")
     if r.output:
         click.echo(
             f"wrote {r.materialize} {r.output!r} (run {r.run_id}) in {r.timings['total']:.3f} s"

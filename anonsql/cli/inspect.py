@@ -33,20 +33,29 @@ from anonsql.cli.common import (
     help="With --levels: share of records that may be suppressed.",
 )
 @click.option("--hierarchy", "hierarchy_pairs", multiple=True, help="QI=NAME (with --levels).")
-@click.option("--population", help="With --levels: population table for journalist risk.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @db_option
 @friendly
-def check(
-    table, qi, sa, levels, suppression, hierarchy_pairs, population, as_json, db_path, **goal
-) -> None:
+def check(table, qi, sa, levels, suppression, hierarchy_pairs, as_json, db_path, **goal) -> None:
     """Check privacy models on TABLE's classes and print risk figures; exit 1 when a
-    requested model does not hold."""
+    requested model does not hold. With --population-size or --sampling-fraction the
+    population-uniqueness estimates (Pitman, Zayatz, SNB, Dankar) are reported too."""
     from anonsql.anonymization import build_models
     from anonsql.errors import InputError
     from anonsql.evaluate import check_table, evaluate_levels
 
+    # --population, --population-size and --sampling-fraction also serve the report alone
+    # (journalist risk, uniqueness estimates) when no model reads them
+    population = goal["population"]
+    population_size, sampling_fraction = goal["population_size"], goal["sampling_fraction"]
+    if goal["k_map"] is None and goal["delta_min"] is None and goal["delta_max"] is None:
+        goal["population"] = None
+    if goal["max_population_uniqueness"] is None and (
+        goal["k_map"] is None or goal["population"] is not None
+    ):
+        goal["population_size"] = goal["sampling_fraction"] = None
     spec = _spec(qi, sa, **goal)
+    estimate = {"population_size": population_size, "sampling_fraction": sampling_fraction}
     models = build_models(spec)
     db = open_db(db_path)
     if spec.t is not None and spec.t_variant == "hierarchical-emd" and sa is not None:
@@ -69,9 +78,10 @@ def check(
             _parse_pairs(hierarchy_pairs, "--hierarchy"),
             population,
             goal["sa_hierarchy"],
+            **estimate,
         )
     else:
-        ev = check_table(db, table, spec.qis, models, sa, goal["sa_hierarchy"])
+        ev = check_table(db, table, spec.qis, models, sa, goal["sa_hierarchy"], **estimate)
     _print_evaluation(ev, as_json)
     if not all(m.holds for m in ev.models) or (levels and not ev.anonymous):
         sys.exit(1)
@@ -181,12 +191,26 @@ def evaluate(run_id: int, target: str, seeds: int, as_json: bool, db_path: str) 
 @click.argument("run_id", type=int)
 @click.option("--out", "out_dir", default=".", show_default=True, help="Folder for the files.")
 @click.option("--population", help="Population table, for the journalist risk.")
+@click.option(
+    "--population-size",
+    type=int,
+    help="Population size N for the population-uniqueness estimates (default: the run's).",
+)
+@click.option("--sampling-fraction", type=float, help="Or the sampling fraction f = rows / N.")
 @db_option
 @friendly
-def report(run_id: int, out_dir: str, population: str | None, db_path: str) -> None:
+def report(
+    run_id: int,
+    out_dir: str,
+    population: str | None,
+    population_size: int | None,
+    sampling_fraction: float | None,
+    db_path: str,
+) -> None:
     """Write RUN_ID's report as JSON and as a self-contained HTML page."""
     from anonsql.output.report import build_report, write_report
 
-    paths = write_report(build_report(open_db(db_path), run_id, population), out_dir)
+    figures = build_report(open_db(db_path), run_id, population, population_size, sampling_fraction)
+    paths = write_report(figures, out_dir)
     for path in paths:
         click.echo(str(path))

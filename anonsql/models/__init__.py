@@ -7,12 +7,20 @@ from __future__ import annotations
 from anonsql.models.base import ClassStats, PrivacyModel
 from anonsql.models.beta_likeness import BETA_VARIANTS, BasicBetaLikeness, EnhancedBetaLikeness
 from anonsql.models.delta_disclosure import DeltaDisclosure
+from anonsql.models.delta_presence import DeltaPresence
 from anonsql.models.k_anonymity import KAnonymity
+from anonsql.models.k_map import EstimatedKMap, KMap
 from anonsql.models.l_diversity import (
     DistinctLDiversity,
     EntropyLDiversity,
     GrassbergerEntropyLDiversity,
     RecursiveCLDiversity,
+)
+from anonsql.models.risk_thresholds import (
+    AverageRisk,
+    PopulationUniqueness,
+    RiskThreshold,
+    SampleUniqueness,
 )
 from anonsql.models.t_closeness import (
     EqualDistanceEMD,
@@ -34,6 +42,12 @@ MODELS: dict[str, type[PrivacyModel]] = {
     "basic-beta-likeness": BasicBetaLikeness,
     "enhanced-beta-likeness": EnhancedBetaLikeness,
     "delta-disclosure": DeltaDisclosure,
+    "delta-presence": DeltaPresence,
+    "k-map": KMap,
+    "k-map-estimated": EstimatedKMap,
+    "average-risk": AverageRisk,
+    "sample-uniqueness": SampleUniqueness,
+    "population-uniqueness": PopulationUniqueness,
 }
 
 L_VARIANTS = ("distinct-l", "entropy-l", "recursive-cl")
@@ -47,18 +61,25 @@ __all__ = [
     "L_VARIANTS",
     "MODELS",
     "T_VARIANTS",
+    "AverageRisk",
     "BasicBetaLikeness",
     "ClassStats",
     "DeltaDisclosure",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EnhancedBetaLikeness",
     "EntropyLDiversity",
     "EqualDistanceEMD",
+    "EstimatedKMap",
     "GrassbergerEntropyLDiversity",
     "HierarchicalEMD",
     "KAnonymity",
+    "KMap",
     "L1Closeness",
     "OrderedDistanceEMD",
+    "PopulationUniqueness",
     "PrivacyModel",
     "RecursiveCLDiversity",
+    "RiskThreshold",
+    "SampleUniqueness",
 ]

@@ -57,6 +57,8 @@ class ClassStats:
     overall: np.ndarray | None = None
     labels: list[str] | None = None
     sensitive_hierarchy: Hierarchy | None = None
+    #: per class: its records in the population table (models with ``needs_population``)
+    population: np.ndarray | None = None
 
     @property
     def classes(self) -> int:
@@ -65,6 +67,11 @@ class ClassStats:
     def require_sensitive(self, model: str) -> None:
         if self.pair_class is None or self.overall is None:
             raise InputError(f"{model} needs a sensitive attribute (--sa)")
+
+    def require_population(self, model: str) -> np.ndarray:
+        if self.population is None:
+            raise InputError(f"{model} needs a population table (--population)")
+        return self.population
 
     def shares(self) -> np.ndarray:
         """p(value | class) for every sparse pair."""
@@ -76,6 +83,11 @@ class PrivacyModel(ABC):
 
     name: ClassVar[str]
     needs_sensitive: ClassVar[bool] = False
+    #: the model reads each class's count in a population table (:attr:`ClassStats.population`)
+    needs_population: ClassVar[bool] = False
+    #: a *table-level* model (:mod:`anonsql.models.risk_thresholds`): a measure over all
+    #: released classes, met by suppressing classes smallest first, not a per-class test
+    table_level: ClassVar[bool] = False
     # Monotonicity over the lattice. A generalization's classes are unions of the node's
     # classes (seed 002 section II.C), so what the search may infer from a checked node depends
     # on how the model behaves when classes merge:

@@ -1,6 +1,8 @@
 """The privacy models a spec asks for (``k``, ``l`` with its variant and entropy estimator,
-``t`` with its distance, ``beta`` with its variant, ``delta``), as
-:class:`~anonsql.models.base.PrivacyModel` objects."""
+``t`` with its distance, ``beta`` with its variant, ``delta``, and the population models:
+``delta_min``/``delta_max`` with ``population`` for delta-presence, ``k_map`` against
+``population`` or estimated, ``max_average_risk``, ``max_sample_uniqueness``,
+``max_population_uniqueness``), as :class:`~anonsql.models.base.PrivacyModel` objects."""
 
 from __future__ import annotations
 
@@ -13,14 +15,20 @@ from anonsql.models import (
     L_VARIANTS,
     MODELS,
     T_VARIANTS,
+    AverageRisk,
     DeltaDisclosure,
+    DeltaPresence,
     DistinctLDiversity,
     EntropyLDiversity,
+    EstimatedKMap,
     GrassbergerEntropyLDiversity,
     HierarchicalEMD,
     KAnonymity,
+    KMap,
+    PopulationUniqueness,
     PrivacyModel,
     RecursiveCLDiversity,
+    SampleUniqueness,
 )
 
 
@@ -66,9 +74,62 @@ def build_models(spec: Any, sensitive_hierarchy: str | None = None) -> list[Priv
     delta = getattr(spec, "delta", None)
     if delta is not None:
         models.append(DeltaDisclosure(delta))
+    models += population_models(spec)
     if not models:
-        raise InputError("give a privacy goal: at least one of k, l, t, beta, delta")
+        raise InputError(
+            "give a privacy goal: at least one of k, l, t, beta, delta, delta_min/delta_max, "
+            "k_map, max_average_risk, max_sample_uniqueness, max_population_uniqueness"
+        )
     return models
 
 
-__all__ = ["build_models"]
+def population_models(spec: Any) -> list[PrivacyModel]:
+    """delta-presence, k-map and the risk thresholds (:mod:`anonsql.models.delta_presence`,
+    :mod:`~anonsql.models.k_map`, :mod:`~anonsql.models.risk_thresholds`), and the checks on
+    how their options combine."""
+    models: list[PrivacyModel] = []
+    population = getattr(spec, "population", None)
+    size = getattr(spec, "population_size", None)
+    fraction = getattr(spec, "sampling_fraction", None)
+    d_min, d_max = getattr(spec, "delta_min", None), getattr(spec, "delta_max", None)
+    k_map = getattr(spec, "k_map", None)
+    pu = getattr(spec, "max_population_uniqueness", None)
+    if d_min is not None or d_max is not None:
+        if population is None:
+            raise InputError("delta-presence needs the population table (population)")
+        models.append(
+            DeltaPresence(
+                0.0 if d_min is None else d_min, 1.0 if d_max is None else d_max, population
+            )
+        )
+    estimated = k_map is not None and population is None
+    if k_map is not None and population is not None:
+        if (size, fraction) != (None, None):
+            raise InputError(
+                "k-map against a population table counts it: population_size and "
+                "sampling_fraction are for the estimate without one"
+            )
+        models.append(KMap(k_map, population))
+    elif estimated:
+        models.append(EstimatedKMap(k_map, spec.k_map_estimator, spec.significance, size, fraction))
+    if population is not None and not models:
+        raise InputError("population is the table of delta-presence or k-map: give either")
+    if pu is None and not estimated and (size, fraction) != (None, None):
+        raise InputError(
+            "population_size and sampling_fraction are options of an estimated k-map or of "
+            "max_population_uniqueness"
+        )
+    if size is not None and fraction is not None:
+        raise InputError("give population_size or sampling_fraction, not both")
+    risk = getattr(spec, "max_average_risk", None)
+    if risk is not None:
+        models.append(AverageRisk(risk))
+    su = getattr(spec, "max_sample_uniqueness", None)
+    if su is not None:
+        models.append(SampleUniqueness(su))
+    if pu is not None:
+        models.append(PopulationUniqueness(pu, spec.uniqueness_estimator, size, fraction))
+    return models
+
+
+__all__ = ["build_models", "population_models"]

@@ -18,13 +18,14 @@ from itertools import pairwise
 import numpy as np
 
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
+from anonsql.data.partition import Partition, group_rows
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.models.base import EPS, ClassStats, PrivacyModel
 from anonsql.models.beta_likeness import BasicBetaLikeness, EnhancedBetaLikeness
 from anonsql.models.delta_disclosure import DeltaDisclosure
 from anonsql.models.l_diversity import EntropyLDiversity
+from anonsql.models.risk_thresholds import enforce_table_models
 from anonsql.models.t_closeness import (
     EqualDistanceEMD,
     HierarchicalEMD,
@@ -74,6 +75,9 @@ class Requirements:
     models: list[PrivacyModel]
     suppression_limit: float = 0.0
     sensitive_hierarchy: Hierarchy | None = None
+    #: the population table's histogram (QIs only, same pinned hierarchies), for the models
+    #: with ``needs_population`` (k-map, delta-presence)
+    population: Histogram | None = None
     _overall: np.ndarray | None = field(default=None, repr=False)
     #: per model: the largest class value over point masses (see :meth:`_convex_form`)
     _f_max: dict = field(default_factory=dict, repr=False)
@@ -89,8 +93,20 @@ class Requirements:
     def needs_sensitive(self) -> bool:
         return any(m.needs_sensitive for m in self.models)
 
+    @property
+    def class_models(self) -> list[PrivacyModel]:
+        """The per-class models (every model but the table-level risk thresholds)."""
+        return [m for m in self.models if not m.table_level]
+
+    @property
+    def table_models(self) -> list:
+        return [m for m in self.models if m.table_level]
+
     def validate(self, hist: Histogram) -> None:
         distinct = len(hist.sens_labels) if hist.sens is not None else None
+        if any(m.needs_population for m in self.models) and self.population is None:
+            names = ", ".join(m.describe() for m in self.models if m.needs_population)
+            raise InputError(f"{names} needs a population table")
         for m in self.models:
             if m.needs_sensitive and hist.sens is None:
                 raise InputError(f"{m.describe()} needs a sensitive attribute (--sa)")
@@ -99,6 +115,9 @@ class Requirements:
     def stats(self, part: Partition, hist: Histogram) -> ClassStats:
         if hist.sens is not None and self._overall is None:
             self._overall = hist.overall_distribution()
+        population = None
+        if self.population is not None and any(m.needs_population for m in self.models):
+            population = population_counts(part, self.population)
         return ClassStats(
             part.sizes,
             part.pair_class,
@@ -107,7 +126,29 @@ class Requirements:
             self._overall,
             hist.sens_labels or None,
             self.sensitive_hierarchy,
+            population,
         )
+
+    def _enforce_tables(
+        self, part: Partition, passing: np.ndarray, rows: int | None = None
+    ) -> np.ndarray:
+        """``passing`` less the classes the table-level models suppress (smallest first, ties
+        by node ids: :func:`~anonsql.models.risk_thresholds.enforce_table_models`)."""
+        tables = self.table_models
+        if not tables:
+            return passing
+        released = np.flatnonzero(passing)
+        if len(released):
+            nodes = part.nodes[released]
+            keys = [nodes[:, j] for j in range(nodes.shape[1] - 1, -1, -1)]
+            order = np.lexsort([*keys, part.sizes[released]])
+            budget = None
+            if rows is not None:
+                budget = self.allowed(rows) - float(part.sizes[~passing].sum())
+            dropped = enforce_table_models(tables, part.sizes[released], order, budget)
+            passing = passing.copy()
+            passing[released[dropped]] = False
+        return passing
 
     def assess(self, part: Partition, hist: Histogram) -> Assessment:
         """Which classes pass every model, and whether the suppressed records stay within the
@@ -115,13 +156,14 @@ class Requirements:
         on the classes still passing, which is the same result for less work."""
         stats = self.stats(part, hist)
         passing = np.ones(part.classes, dtype=bool)
-        for m in self.models:
+        for m in self.class_models:
             if m.monotone_with_suppression:
                 passing &= m.check(stats)
-        for m in self.models:
+        for m in self.class_models:
             if not m.monotone_with_suppression:
                 still = np.flatnonzero(passing)
                 passing[still] = m.check(_subset(stats, still))
+        passing = self._enforce_tables(part, passing, hist.rows)
         suppressed_rows = int(part.sizes[~passing].sum())
         return Assessment(
             passing, suppressed_rows, suppressed_rows <= self.suppression_limit * hist.rows
@@ -191,16 +233,25 @@ class Requirements:
         sizes = part.sizes
         passing = np.ones(part.classes, dtype=bool)
         rest = []
-        for m in self.models:
+        for m in self.class_models:
             if m.monotone_with_suppression:
                 passing &= m.check(stats)
             else:
                 rest.append(m)
+        # table-level models (risk thresholds) only suppress more: every bound below holds
+        # with them, but a node is never clean (what a generalization suppresses for them
+        # depends on all its classes)
+        tables = bool(self.table_models)
         below = float(sizes[~passing].sum())
-        if not rest or below > allowed:
+        if below > allowed:
             rows = int(below)
+            a = Assessment(passing, rows, False)
+            return Screening(False, a if not (rest or tables) else None, below)
+        if not rest:
+            passing = self._enforce_tables(part, passing, hist.rows)
+            rows = int(sizes[~passing].sum())
             a = Assessment(passing, rows, rows <= allowed)
-            return Screening(a.anonymous, a if not rest else None, below)
+            return Screening(a.anonymous, a, below)
         if stop is not None and stop(below):
             return Screening(None, None, below)
         candidates = np.flatnonzero(passing)
@@ -229,10 +280,13 @@ class Requirements:
             if failed > allowed and below + float(sizes[candidates[hi:]].sum()) <= allowed:
                 # not anonymous, and the classes left cannot lift the bound over the limit
                 return Screening(False, None, below)
+        if tables:
+            passing = self._enforce_tables(part, passing, hist.rows)
+            failed = float(sizes[~passing].sum())
         rows = int(failed)
         a = Assessment(passing, rows, rows <= allowed)
         clean = False
-        if merges_pass and a.anonymous and not (passing ^ ~m_failing).any():
+        if merges_pass and not tables and a.anonymous and not (passing ^ ~m_failing).any():
             # every class passing M passes R: clean if the classes failing M pass R too
             others = np.flatnonzero(m_failing)
             clean = bool(self._assess_rest(rest, _subset(stats, others))[0].all())
@@ -292,6 +346,45 @@ class Requirements:
         return None
 
 
+def population_table(models: list[PrivacyModel]) -> str | None:
+    """The population table the models read (one table for all of them), or None."""
+    tables = {m.population for m in models if m.needs_population}  # type: ignore[attr-defined]
+    if len(tables) > 1:
+        raise InputError(f"the models name different population tables: {sorted(tables)}")
+    return next(iter(tables), None)
+
+
+def population_histogram(db, models: list[PrivacyModel], qis: list[str], keys: list[str]):
+    """The population table's histogram over the QIs (one GROUP BY in the database, the
+    sample's query: :func:`anonsql.data.histogram.histogram_query`), for the models that
+    need it; None otherwise. Population rows with values a hierarchy lacks can match no
+    released class and are left out."""
+    name = population_table(models)
+    if name is None:
+        return None
+    db.backend.require_columns(name, list(qis))
+    return Histogram.from_database(db, name, list(qis), list(keys), None, missing="suppress")
+
+
+def population_counts(part: Partition, population: Histogram) -> np.ndarray:
+    """Per class of ``part``: the population's records in it. The population's rows (leaf
+    ids of the same hierarchies) generalize with the partition's levels; their class keys and
+    the partition's are grouped together, so a population row counts for the class with the
+    same generalized values (0 where the population has none)."""
+    hs = part.hierarchies
+    m = len(hs)
+    pop_codes = np.empty((len(population.counts), m), dtype=np.int64)
+    widths = []
+    for j, h in enumerate(hs):
+        lv = part.levels[j]
+        pop_codes[:, j] = h.level_rank32[h.ancestor_column(lv)[population.codes[:, j]]]
+        widths.append(len(h.level_nodes[lv]))
+    keys = np.concatenate([np.asarray(part.codes, dtype=np.int64), pop_codes])
+    ids, groups = group_rows(keys, widths)
+    per_group = np.bincount(ids[part.classes :], population.weights, minlength=groups)
+    return per_group[ids[: part.classes]]
+
+
 def _over_caps(stats: ClassStats, caps: np.ndarray) -> np.ndarray:
     """Per class: ``max(0, max_s (p(s) - caps(s)) / (1 - caps(s)))`` over its values with a
     cap below 1 (absent values and values with a cap of 1 or more only contribute 0)."""
@@ -317,6 +410,7 @@ def _subset(stats: ClassStats, classes: np.ndarray) -> ClassStats:
         stats.overall,
         stats.labels,
         stats.sensitive_hierarchy,
+        stats.population[classes] if stats.population is not None else None,
     )
 
 

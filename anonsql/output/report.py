@@ -11,16 +11,27 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from sqlglot import exp
 
 from anonsql.backend.sql_templates import column, table
 from anonsql.errors import InputError
+from anonsql.metrics.population import uniqueness_report
 
 #: upper bounds of the prosecutor-risk buckets of the risk distribution
 RISK_BOUNDS = (0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 
 
-def build_report(db, run_id: int, population: str | None = None) -> dict[str, Any]:
+def build_report(
+    db,
+    run_id: int,
+    population: str | None = None,
+    population_size: int | None = None,
+    sampling_fraction: float | None = None,
+) -> dict[str, Any]:
+    """The report's figures. ``population_size`` or ``sampling_fraction`` (default: the run's
+    own, when it had an estimated k-map or a population-uniqueness threshold) adds the
+    population-uniqueness estimates (:func:`anonsql.metrics.population.uniqueness_report`)."""
     be = db.backend
     if not be.table_exists("anonsql_runs"):
         raise InputError("this database has no anonsql runs")
@@ -58,6 +69,13 @@ def build_report(db, run_id: int, population: str | None = None) -> dict[str, An
     }
     if population is not None:
         report["risk"]["journalist"] = _journalist(db, output, population, qis, params, levels)
+    if population_size is None and sampling_fraction is None:
+        population_size = params.get("population_size")
+        sampling_fraction = params.get("sampling_fraction")
+    released = np.repeat([s for s, _ in sizes], [c for _, c in sizes]) if sizes else np.zeros(0)
+    report["risk"]["uniqueness"] = uniqueness_report(
+        released, population_size, sampling_fraction, int(records + suppressed)
+    )
     return report
 
 
@@ -289,6 +307,20 @@ def render_html(r: dict[str, Any]) -> str:
         ("quality", f"{m.get('metric')} = {_num(m.get('score'))}"),
         ("search", f"{r['algorithm']}: {r['nodes_checked']} of {r['lattice_size']} nodes checked"),
     ]  # fmt: skip
+    u = risk.get("uniqueness") or {}
+    if "sample_uniqueness" in u:
+        rows.append(("sample uniqueness", _num(u["sample_uniqueness"])))
+    if "population_uniqueness_dankar" in u:
+        estimates = ", ".join(
+            f"{e} {_num(u[f'population_uniqueness_{e}'])}" for e in ("pitman", "zayatz", "snb")
+        )
+        rows.append(
+            (
+                f"population uniqueness (N = {u['population_size']:.0f})",
+                f"Dankar {_num(u['population_uniqueness_dankar'])} "
+                f"({u.get('dankar_estimator')}); {estimates}",
+            )
+        )
     if "journalist" in risk:
         j = risk["journalist"]
         rows.append(

@@ -22,6 +22,7 @@ from anonsql.backend.sql_templates import table
 from anonsql.errors import InputError
 from anonsql.models.base import PrivacyModel
 from anonsql.models.goal import build_models
+from anonsql.models.requirements import population_table
 from anonsql.models.t_closeness import HierarchicalEMD
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.materialize import replace_output
@@ -32,10 +33,12 @@ from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
 
 def make_guard(db, spec: Any, models: list[PrivacyModel], sensitive_key: str | None) -> Guard:
     top = None
+    population = population_table(models)
     if any(isinstance(m, HierarchicalEMD) for m in models):
         top = db.hierarchies.load(sensitive_key).top_level
-        return Guard(models, spec.sensitive, sensitive_key, top)
-    return Guard(models, spec.sensitive if any(m.needs_sensitive for m in models) else None)
+        return Guard(models, spec.sensitive, sensitive_key, top, population)
+    sensitive = spec.sensitive if any(m.needs_sensitive for m in models) else None
+    return Guard(models, sensitive, population=population)
 
 
 def output_columns(spec: Any, columns: list[str]) -> list[str]:
