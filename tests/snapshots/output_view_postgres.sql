@@ -4,7 +4,16 @@ WITH "__anonsql_g" AS (
     __anonsql_m1."node" AS n1,
     __anonsql_m2."node" AS n2,
     COALESCE(CAST(s."income" AS VARCHAR), 'NULL') AS s,
-    COUNT(*) AS n
+    COUNT(*) AS n,
+    MIN(
+      CASE
+        WHEN NOT __anonsql_m0."node" IS NULL
+        AND NOT __anonsql_m1."node" IS NULL
+        AND NOT __anonsql_m2."node" IS NULL
+        THEN 1
+        ELSE 0
+      END
+    ) AS known
   FROM "people" AS s
   LEFT JOIN (
     /* Leaf label -> its ancestor's label on one level, read off the closure table. */
@@ -65,7 +74,7 @@ WITH "__anonsql_g" AS (
     g."n"
   FROM "__anonsql_g" AS g
   WHERE
-    NOT g."n0" IS NULL AND NOT g."n1" IS NULL AND NOT g."n2" IS NULL
+    g."known" = 1
 ), "__anonsql_cs" AS (
   SELECT
     "n0",

@@ -4,7 +4,16 @@ WITH "__anonsql_g" AS (
     __anonsql_rec."n1" AS n1,
     __anonsql_rec."n2" AS n2,
     COALESCE(CAST(s."income" AS TEXT), 'NULL') AS s,
-    COUNT(*) AS n
+    COUNT(*) AS n,
+    MIN(
+      CASE
+        WHEN NOT __anonsql_rec."n0" IS NULL
+        AND NOT __anonsql_rec."n1" IS NULL
+        AND NOT __anonsql_rec."n2" IS NULL
+        THEN 1
+        ELSE 0
+      END
+    ) AS known
   FROM "people" AS s
   LEFT JOIN (
     SELECT
@@ -38,7 +47,7 @@ WITH "__anonsql_g" AS (
     g."n"
   FROM "__anonsql_g" AS g
   WHERE
-    NOT g."n0" IS NULL AND NOT g."n1" IS NULL AND NOT g."n2" IS NULL
+    g."known" = 1
 ), "__anonsql_cs" AS (
   SELECT
     "n0",
