@@ -662,6 +662,9 @@ def test_report_shows_the_estimators(adult_db, tmp_path):
 
 
 # -- other engines ---------------------------------------------------------------------------------
+# PostgreSQL only: on local Spark this one run takes about 50 s (each view read is a Spark job
+# per CTE), a tenth of the suite's budget; tests/test_backends.py runs the guard on Spark
+@pytest.mark.parametrize("engine", ["postgres"], indirect=True)
 def test_engines_release_duckdbs_rows(engine):
     """The population join, the estimated k-map's CASE and the risk thresholds' window functions
     run on PostgreSQL and Spark: same levels, same rows as DuckDB."""
