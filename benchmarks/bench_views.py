@@ -33,7 +33,9 @@ Data sets:
 
 Engines: DuckDB for both; PostgreSQL (a throw-away cluster, as bench_backends.py) at Adult
 size, and for the synthetic table with ``--pg-rows N`` (a table of N rows generated and copied
-by COPY; 0, the default, skips it).
+by COPY; 0, the default, skips it: at 10 million rows the PostgreSQL part alone takes about
+7 minutes on 2 cores with ``--repeat-scale 1``). The data are fixed: Adult's file, and the
+synthetic rows drawn from DuckDB's hash of the row number (no random state).
 
     python benchmarks/bench_views.py [--rows 10000000] [--repeat 10] [--repeat-scale 3]
         [--engines duckdb,postgres] [--pg-rows 0] [--skip-scale]

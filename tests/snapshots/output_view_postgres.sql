@@ -1,4 +1,4 @@
-WITH "__anonsql_g" AS (
+WITH "__anonsql_g" AS MATERIALIZED (
   SELECT
     __anonsql_m0."node" AS n0,
     __anonsql_m1."node" AS n1,
