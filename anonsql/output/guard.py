@@ -43,9 +43,9 @@ from anonsql.errors import InputError
 from anonsql.hierarchy.store import NODES
 from anonsql.models.base import PrivacyModel
 from anonsql.models.compile import SENSITIVE_ORDER
+from anonsql.output.materialize import SUPPRESSED_LABEL
 from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
 
-SUPPRESSED_LABEL = "*"
 #: prefix of every relation name the query defines (common table expressions); a source
 #: cannot be named like that (:func:`check_source_name`)
 PREFIX = "__anonsql_"

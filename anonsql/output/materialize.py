@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from anonsql.backend.sql_templates import column, ident, table, template
+from anonsql.backend.sql_templates import column, ident, table
 from anonsql.errors import InputError
 
 SUPPRESSED_LABEL = "*"
@@ -23,20 +23,15 @@ def output_query(
     no model enforced: what the journalist risk generalizes a population table with. A value
     the hierarchy lacks gets the suppression marker in every QI. Published outputs use
     :func:`anonsql.output.guard.guarded_query` instead."""
+    from anonsql.output.guard import _mapping_joins, _raw
+    from anonsql.output.recoding import LevelRecoding
+
+    # the view's own mapping joins (anonsql/output/guard.py), without its model tests
     q = exp.select().from_(exp.alias_(table(source), "s", table=True))
-    generalized: dict[str, exp.Expression] = {}
-    unknown = []
-    for j, (name, h, lv) in enumerate(zip(qis, hierarchy_keys, levels, strict=True)):
-        alias = f"m{j}"
-        level_map = template("hierarchy/level_map", dialect, name=h, level=lv)
-        q = q.join(
-            exp.alias_(level_map.subquery(), alias, table=True),
-            on=exp.column("value", alias).eq(exp.cast(column(name, "s"), "VARCHAR")),
-            join_type="left",
-            copy=False,
-        )
-        generalized[name] = exp.column("generalized", alias)
-        unknown.append(exp.column("node", alias).is_(exp.null()))
+    rec = LevelRecoding(list(hierarchy_keys), list(levels))
+    q, nodes, labels = _mapping_joins(q, dialect, qis, rec, "s", _raw)
+    generalized = dict(zip(qis, labels, strict=True))
+    unknown = [nd.is_(exp.null()) for nd in nodes]
     suppressed = exp.or_(*unknown)
     for c in columns:
         if c in generalized:
