@@ -66,10 +66,28 @@ class Spec:
     # no limit); the result says which one stopped it
     time_limit: float | None = None
     steps: int | None = None
+    # seed 002's rho-Gain (algorithm "rho-gain"): passes over the outliers after the first
+    rho: int | None = None
+    # "local": ARX's local recoding after a lattice algorithm (optimizeIterative's gsFactor,
+    # maxIterations, adaptionFactor; defaults as ARX's GUI)
+    recoding_mode: str = "global"  # option "recoding" ("recoding" in provenance is its kind)
+    local_gs_factor: float = 0.05
+    max_iterations: int = 100
+    adaption_factor: float = 0.05
+    # seed 003 (algorithms "mondrian" and "tada"): the label TA_DA's decision tree predicts,
+    # clustering instead of classification, data controllers anonymizing their share of the
+    # rows independently, and the seed of their random split (and of the k-means)
+    label: str | None = None
+    cluster: bool = False
+    controllers: int = 1
+    seed: int = 0
     replace: bool = False  # replace an existing relation anonsql did not create
     columns: list[str] | None = None  # columns of the output (default: all the source's)
     identifiers: list[str] | None = None  # direct identifiers: never in the output
     missing: str = "error"  # a QI value its hierarchy lacks: "error" or "suppress"
+    # bytes (or "1GiB") the lattice search may use for the histogram; a larger one stays in
+    # the engine (anonsql.data.engine_classes). None: a share of the machine's memory
+    memory_budget: int | str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -163,8 +181,18 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
         check_output_name(spec.output, source, db.backend)
         check_may_replace(db, spec.output, spec.replace)
     algo = algorithm(spec.algorithm)
-    names = [db.hierarchies.resolve(q, spec.hierarchies.get(q)) for q in spec.qis]
-    keys = [db.hierarchies.pin(n) for n in names]
+    if spec.recoding_mode == "local":
+        from anonsql.algorithms.rho_gain import LocalRecoding
+
+        algo = LocalRecoding(spec.algorithm)
+    names = [
+        None
+        if algo.hierarchies_optional and q not in spec.hierarchies and not db.hierarchies.exists(q)
+        else db.hierarchies.resolve(q, spec.hierarchies.get(q))
+        for q in spec.qis
+    ]
+    # a QI without hierarchy (partitioning algorithms only) has no pinned key: None
+    keys = [None if n is None else db.hierarchies.pin(n) for n in names]
     sensitive_key = None
     if spec.t is not None and spec.t_variant == "hierarchical-emd":
         if spec.sensitive is None:

@@ -2,8 +2,8 @@
 database file, or a pandas DataFrame, and returns what was done.
 
     import anonsql
-    run = anonsql.anonymize(("warehouse.duckdb", "adult"), {"qi": ["age", "sex"], "k": 5,
-                            "suppression": 0.05, "output": "adult_k5"})
+    run = anonsql.anonymize(("anonsql.duckdb", "census"), {"qi": ["age", "sex"], "k": 5,
+                            "suppression": 0.05, "output": "census_k5"})
     run.levels, run.measures["suppressed_rows"], run.to_frame()
 """
 
@@ -21,15 +21,75 @@ from anonsql.options import RunOptions, check_goal, run_options
 FRAME_TABLE = "source"
 
 
+#: a run that suppresses more than this share of the rows gets a warning (CLI: on standard
+#: error; JSON and Run.warnings: in ``warnings``). A tenth of the table is far above what a
+#: suppression limit is meant for (ARX's examples use 0-5%), and a run that suppresses most
+#: rows (as 2-diversity of a binary attribute with --suppression 1 does) is a goal that
+#: these QIs cannot reach by generalization, which the user should hear about.
+SUPPRESSION_WARNING_SHARE = 0.10
+
+#: version of the JSON documents (the CLI's --json, Run.summary()); see README "JSON output"
+SCHEMA_VERSION = 1
+
+
+def warnings_of(result: Any) -> list[str]:
+    """What a user should hear about a successful run."""
+    m = result.measures
+    share = float(m.get("suppressed_share") or 0.0)
+    if share <= SUPPRESSION_WARNING_SHARE:
+        return []
+    return [
+        f"{share:.1%} of the rows ({m.get('suppressed_rows')}) are suppressed (* in every "
+        f"QI): more than {SUPPRESSION_WARNING_SHARE:.0%}. The goal is hard to reach by "
+        f"generalizing these QIs; a lower --suppression makes the search generalize more "
+        f"instead, or relax the goal (a smaller k or l, fewer QIs)"
+    ]
+
+
+def summary_document(result: Any, qis: list[str] | None = None) -> dict[str, Any]:
+    """A run as the documented JSON document (README "JSON output"): the same keys and
+    types for every algorithm. ``levels`` and ``per_qi`` hold every QI; a QI's level is
+    null when the recoding is not one level per QI (greedy and other table recodings),
+    its loss null when the quality model has no per-QI figure."""
+    raw = result.summary()
+    levels = dict(raw.get("levels") or {})
+    per_qi = dict(raw.get("per_qi") or {})
+    names = list(qis or levels or per_qi)
+    full_domain = bool(levels)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "anonymization",
+        "run_id": raw["run_id"],
+        "source": raw["source"],
+        "output": raw["output"],
+        "materialize": raw["materialize"],
+        "algorithm": raw["algorithm"],
+        "recoding": "levels" if full_domain else "table",
+        "qis": names,
+        "levels": {q: levels.get(q) for q in names},
+        "metric": raw["metric"],
+        "score": raw["score"],
+        "per_qi": {q: per_qi.get(q) for q in names},
+        "measures": raw["measures"],
+        "checked": raw["checked"],
+        "lattice_size": raw["lattice_size"] if full_domain else None,
+        "guarantee": raw["guarantee"],
+        "timings": raw["timings"],
+        "solutions": raw["solutions"],
+        "warnings": warnings_of(result),
+    }
+
+
 @dataclass
 class Run:
     """The outcome of :func:`anonymize`: the library's result plus the database it ran in."""
 
     result: Any  # anonsql.anonymization.Result
     database: Any  # anonsql.database.Database
+    qis: list[str] | None = None
 
     def __getattr__(self, name: str) -> Any:  # levels, measures, output, timings, ...
-        if name in ("result", "database"):
+        if name in ("result", "database", "qis"):
             raise AttributeError(name)
         return getattr(self.result, name)
 
@@ -37,8 +97,52 @@ class Run:
         """The anonymized output as a pandas DataFrame."""
         return self.result.to_frame(self.database)
 
+    @property
+    def warnings(self) -> list[str]:
+        """What a user should hear about this run (e.g. most rows suppressed)."""
+        return warnings_of(self.result)
+
     def summary(self) -> dict[str, Any]:
-        return self.result.summary()
+        """The run as the documented JSON document (README "JSON output")."""
+        return summary_document(self.result, self.qis)
+
+
+#: wrappers that hold a DuckDB connection in ``_cursor``: dbt-duckdb hands a Python model's
+#: ``session`` over as a DuckDBCursorWrapper (and keeps a DuckDBConnectionWrapper around it)
+_WRAPPERS = ("DuckDBCursorWrapper", "DuckDBConnectionWrapper")
+
+
+#: why a read-only command refuses a missing database file
+READ_ONLY = (
+    "this command only reads, so it creates none (check --db, or create one with "
+    "`anonsql import` or `anonsql demo`)"
+)
+
+
+def check_database_exists(path: Any, why: str = READ_ONLY) -> None:
+    """A DuckDB file named by ``path`` exists (a URL, ``:memory:`` or a connection passes):
+    else an InputError naming the path, for callers that must not create one."""
+    from anonsql.backend import backend_name
+    from anonsql.errors import InputError
+
+    if not isinstance(path, str | Path) or backend_name(str(path)) != "duckdb":
+        return
+    text = str(path)
+    if text == ":memory:" or text.startswith(("md:", "motherduck:")) or Path(text).exists():
+        return
+    raise InputError(f"database {text!r} does not exist; {why}")
+
+
+def unwrap_connection(source: Any) -> Any:
+    """The DuckDB connection inside a dbt-duckdb wrapper; anything else as it is."""
+    for _ in range(4):  # a connection wrapper holds a cursor wrapper: two levels in practice
+        if type(source).__name__ not in _WRAPPERS:
+            return source
+        inner = getattr(source, "_cursor", None)
+        if inner is None:
+            raise InputError(f"cannot find the DuckDB connection inside {type(source).__name__}")
+        source = inner
+    return source
 
 
 def open_source(source: Any, table: str | None):
@@ -53,6 +157,7 @@ def open_source(source: Any, table: str | None):
         if table is not None and table != source[1]:
             raise InputError(f"two table names given: {source[1]!r} and {table!r}")
         source, table = source
+    source = unwrap_connection(source)
     if isinstance(source, Database):
         db = source
     elif _is_frame(source):
@@ -62,6 +167,9 @@ def open_source(source: Any, table: str | None):
         table = table or FRAME_TABLE
         db.backend.write_frame(table, source)
     elif isinstance(source, str | Path):
+        # the table to anonymize must be there, so a database that is not is a typo: say
+        # so rather than create an empty file and fail with "no table"
+        check_database_exists(source, "so it holds no table to anonymize (check the path)")
         db = Database.open(source)
     elif type(source).__name__ == "DuckDBPyConnection":
         from anonsql.backend.duckdb_backend import DuckDBBackend
@@ -120,7 +228,8 @@ def anonymize(source: Any, spec: Any = None, /, *, table: str | None = None, **o
     """Anonymize ``source`` as ``spec`` (a mapping of options, see the README, or a
     :class:`~anonsql.anonymization.Spec`); options may also be given as keywords.
 
-    ``source`` is a DuckDB, psycopg or Spark connection, a database path or URL
+    ``source`` is a DuckDB, psycopg or Spark connection (dbt-duckdb's ``session`` too), a
+    database path or URL
     (``postgresql://...``, ``spark:DIR``) or an anonsql Database (with
     ``table``, or as a ``(source, table)`` tuple), or a pandas DataFrame, which is
     anonymized in a throw-away in-memory database (output name default ``anonymized``;
@@ -129,7 +238,17 @@ def anonymize(source: Any, spec: Any = None, /, *, table: str | None = None, **o
     db, name = open_source(source, table)
     if _is_frame(source) and opts.spec.output is None:
         opts.spec.output = "anonymized"
-    return Run(run(db, name, opts), db)
+    return Run(run(db, name, opts), db, list(opts.spec.qis))
 
 
-__all__ = ["Run", "anonymize", "open_source", "run"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Run",
+    "anonymize",
+    "check_database_exists",
+    "open_source",
+    "run",
+    "summary_document",
+    "unwrap_connection",
+    "warnings_of",
+]

@@ -161,7 +161,7 @@ class Connection:
                 raise InputError(
                     f"{output!r} exists already{also}; use CREATE OR REPLACE to replace it"
                 )
-        return Run(run(self.database, p.source, p.options), self.database)
+        return Run(run(self.database, p.source, p.options), self.database, p.options.spec.qis)
 
     def check_files(self, options) -> None:
         """Refuse a statement whose hierarchy definitions name files, unless allowed."""
@@ -188,14 +188,17 @@ class Connection:
 
 def connect(path: str | Path = ":memory:", allow_files: bool | None = None) -> Connection:
     """Open (or create) a database for SQL with anonymization statements: a DuckDB file,
-    a PostgreSQL URL or ``spark:DIR`` (see :meth:`anonsql.database.Database.open`).
-    ``allow_files``: may statements name hierarchy files to read on this client (default:
-    yes on DuckDB, no against a server; see :class:`Connection`)."""
+    a PostgreSQL URL, ``spark:DIR`` or ``sc://host:port`` (see
+    :meth:`anonsql.database.Database.open`); an open connection, dbt-duckdb's ``session``
+    included, is used as it is. ``allow_files``: may statements name hierarchy files to
+    read on this client (default: yes on DuckDB, no against a server; see
+    :class:`Connection`)."""
+    from anonsql.api import unwrap_connection
     from anonsql.database import Database
 
     if allow_files is not None and not isinstance(allow_files, bool):
         raise InputError(f"allow_files is True, False or None, not {allow_files!r}")
-    return Connection(Database.open(path), allow_files)
+    return Connection(Database.open(unwrap_connection(path)), allow_files)
 
 
 __all__ = ["Connection", "connect", "parse_anonymization", "split_statements"]

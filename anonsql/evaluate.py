@@ -125,7 +125,13 @@ def evaluate_levels(
     for m in models:
         values = m.class_values(stats)
         ok = m.passes(values) | suppressed
-        reports.append(_report(m, values[~suppressed], ok[~suppressed], part.sizes[~suppressed]))
+        report = _report(m, values[~suppressed], ok[~suppressed], part.sizes[~suppressed])
+        if m.fails_unreleased(stats):
+            # population classes without rows of the table (delta 0) fail delta-presence
+            report.holds = False
+            report.failing_classes += stats.population_only
+            report.min_value = 0.0
+        reports.append(report)
     pop_sizes = _population_sizes(db, population, qis, names, hist, part) if population else None
     risk = risk_measures(part.sizes, suppressed, pop_sizes).to_dict()
     risk.update(

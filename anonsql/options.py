@@ -16,7 +16,8 @@ from typing import Any
 from anonsql.errors import InputError
 from anonsql.hierarchy.definitions import check_definition
 
-# option -> (Spec field, kind); kinds: str, int, number, bool, list (of names), mapping
+# option -> (Spec field, kind); kinds: str, int, number, bool, list (of names), mapping,
+# size (bytes or e.g. "1GiB")
 OPTIONS: dict[str, tuple[str, str]] = {
     "qi": ("qis", "list"),
     "sensitive": ("sensitive", "str"),
@@ -60,6 +61,16 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "columns": ("columns", "list"),
     "identifiers": ("identifiers", "list"),
     "missing": ("missing", "str"),
+    "memory_budget": ("memory_budget", "size"),
+    "label": ("label", "str"),
+    "cluster": ("cluster", "bool"),
+    "controllers": ("controllers", "int"),
+    "seed": ("seed", "int"),
+    "rho": ("rho", "int"),
+    "recoding": ("recoding_mode", "str"),
+    "local_gs_factor": ("local_gs_factor", "number"),
+    "max_iterations": ("max_iterations", "int"),
+    "adaption_factor": ("adaption_factor", "number"),
 }
 #: options that only mean something with a privacy model: option -> the model's option
 NEEDS_MODEL = {
@@ -152,6 +163,10 @@ def check_value(option: str, kind: str, value: Any, where: str) -> Any:
         if not isinstance(value, Mapping):
             raise fail("a table of QI = hierarchy")
         return dict(value)
+    if kind == "size":  # bytes, or a string with a unit ("1GiB")
+        from anonsql.data.engine_classes import parse_size
+
+        return parse_size(value, f"{where}: {option!r}")
     raise AssertionError(kind)
 
 
@@ -205,11 +220,16 @@ def check_goal(
         value = getattr(spec, option)
         if isinstance(value, numbers.Real) and not math.isfinite(value):
             raise InputError(f"{prefix}{spell(option)} must be a finite number, not {value!r}")
+    combined = given is None or bool(given)  # an option checked alone: given == set()
     if given is None:
         defaults = {f.name: f.default for f in fields(spec)}
         given = {
             o
-            for o in (*NEEDS_MODEL, "gs_factor", "time_limit", "steps")
+            for o in (
+                *NEEDS_MODEL,
+                *("gs_factor", "time_limit", "steps"),
+                *("local_gs_factor", "max_iterations", "adaption_factor"),
+            )
             if getattr(spec, o) != defaults.get(o)
         }
     for option, model in NEEDS_MODEL.items():
@@ -241,6 +261,13 @@ def check_goal(
     steps = getattr(spec, "steps", None)
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
         raise InputError(f"{prefix}{spell('steps')} must be at least 1 (node checks)")
+    from anonsql.algorithms.rho_gain import check_pass_options
+
+    check_pass_options(spec, prefix, given, spell)
+    from anonsql.algorithms.mondrian import check_partition_options
+
+    if combined:  # how options combine; an option checked alone is not judged so
+        check_partition_options(spec, prefix)
     if "gs_factor" in given and spec.metric not in (None, "loss"):
         raise InputError(
             f"{prefix}{spell('gs_factor')} weighs the Loss metric's generalization against "

@@ -3,6 +3,7 @@ and the NAUC of seed 004 (mean value of a curve over an interval of k)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+RESULTS = ROOT / "experiments" / "results"
 
 ADULT = [
     "age",
@@ -22,6 +24,50 @@ ADULT = [
     "occupation",
     "salary-class",
 ]
+
+
+class Log:
+    """Print a line and keep it in a results file: the file holds only what a rerun
+    reproduces (timings go to stderr)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.file = open(path, "w")  # noqa: SIM115 - closed by close()
+
+    def __call__(self, line: str = "") -> None:
+        print(line, flush=True)
+        self.file.write(line + "\n")
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
+        print(f"wrote {self.path}")
+
+
+class Cache:
+    """Measured points of a long experiment, one JSON line each, so an interrupted run can
+    resume (only for deterministic computations; the results files never read it)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.points: dict[str, dict] = {}
+        if path and Path(path).exists():
+            for line in Path(path).read_text().splitlines():
+                if line.strip():
+                    entry = json.loads(line)
+                    self.points[entry["key"]] = entry["value"]
+
+    def get(self, *key) -> dict | None:
+        return self.points.get(json.dumps(key))
+
+    def put(self, *key_and_value) -> None:
+        *key, value = key_and_value
+        text = json.dumps(key)
+        self.points[text] = value
+        if self.path:
+            with open(self.path, "a") as f:
+                f.write(json.dumps({"key": text, "value": value}) + "\n")
 
 
 def adult_db():

@@ -203,3 +203,10 @@ def test_hierarchy_definitions_reject_two_parents(tmp_path):
             frame, {"qi": ["q"], "k": 1, "hierarchy": {"q": {"file": str(tmp_path / "q.csv")}}}
         )
     assert Hierarchy  # the model behind the files
+
+
+def test_a_missing_database_path_is_an_error_not_a_new_file(tmp_path):
+    typo = tmp_path / "warehuose.duckdb"
+    with pytest.raises(InputError, match="does not exist"):
+        anonsql.anonymize((str(typo), "census"), {"qi": ["age"], "k": 2})
+    assert not typo.exists()

@@ -83,6 +83,9 @@ def test_bad_hierarchy_files_fail_cleanly_and_store_nothing(run, tmp_path):
         "cycle"
         in run("hierarchy", "load", "h", str(cyc), "--format", "parent-child", ok=False).output
     )
+    # the files were refused before the database was opened: not even the file exists
+    assert "does not exist" in run("hierarchy", "list", ok=False).output
+    run("import", "t", str(bad), "--sep", ";")  # now it does, and holds no hierarchy
     assert "no hierarchies stored" in run("hierarchy", "list").output
 
 
@@ -194,7 +197,7 @@ def test_anonymize_check_and_metrics(run, tmp_path):
     ok = run("check", "pets_k2", "--qi", "race,sex", "--k", "2").output
     assert "2-anonymity: holds" in ok
     bad = run("check", "pets_k2", "--qi", "race,sex", "--k", "4", ok=False)
-    assert bad.exit_code == 1 and "DOES NOT HOLD" in bad.output
+    assert bad.exit_code == 3 and "DOES NOT HOLD" in bad.output
     js = json.loads(
         run("check", "pets_k2", "--qi", "race,sex", "--sa", "ill", "--l", "1", "--json").output
     )
@@ -263,3 +266,272 @@ def test_demo_anonymizes(run):
     out = run("demo", "--rows", "3000").output
     assert "wrote view 'census_anonymized'" in out
     assert "first released rows" in out
+
+
+# -- issue 18: what a new user hits in the first hour -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    """A small demo database, copied per test that writes to it."""
+    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    from anonsql.anonymization import Spec, anonymize
+    from anonsql.database import Database
+    from anonsql.demo.setup import DEMO_OUTPUT, DEMO_QIS, setup_demo
+
+    # what `anonsql demo --rows 400` writes, closed so that the file can be copied
+    db = Database.open(path)
+    setup_demo(db, rows=400)
+    goal = Spec(qis=DEMO_QIS, sensitive="income", k=5, l=2, suppression=0.05, output=DEMO_OUTPUT)
+    anonymize(db, "census", goal)
+    db.close()
+    return path
+
+
+@pytest.fixture
+def demo(demo_db, tmp_path):
+    import shutil
+
+    path = tmp_path / "demo.duckdb"
+    shutil.copy(demo_db, path)
+    runner = CliRunner()
+
+    def invoke(*args: str, code: int = 0):
+        result = runner.invoke(cli, [*args, "--db", str(path)])
+        assert result.exit_code == code, result.output
+        return result
+
+    invoke.db = path
+    return invoke
+
+
+def test_runs_lists_every_run_with_its_figures(demo):
+    demo("anonymize", "census", "--qi", "age,sex", "--k", "5", "--out", "a")
+    demo(
+        "anonymize", "census", "--qi", "age,sex", "--k", "5", "--algorithm", "greedy", "--out", "b"
+    )
+    text = demo("runs").output.splitlines()
+    assert len(text) == 3 and "census -> census_anonymized" in text[0]
+    assert "greedy" in text[2] and "table recoding" in text[2]
+    doc = json.loads(demo("runs", "--json").output)
+    assert doc["schema_version"] == 1 and doc["kind"] == "runs"
+    ids = [r["run_id"] for r in doc["items"]]
+    assert ids == sorted(ids) and len(ids) == 3
+    first = doc["items"][0]
+    assert set(first) >= {"run_id", "created_at", "source", "output", "algorithm", "levels",
+                          "suppressed_rows", "score"}  # fmt: skip
+    assert first["output"] == "census_anonymized" and first["exists"]
+    assert doc["items"][2]["levels"] is None
+    last = json.loads(demo("runs", "--last", "1", "--output", "a", "--json").output)["items"]
+    assert [r["output"] for r in last] == ["a"]
+    # the id is what report, transpile take
+    demo("transpile", "--output", "a", "--dialect", "duckdb")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["check", "census", "--qi", "age", "--k", "2"],
+        ["metrics", "census", "--qi", "age", "--levels", "age=1"],
+        ["status"],
+        ["runs"],
+        ["report", "1"],
+        ["transpile", "--dialect", "duckdb"],
+        ["hierarchy", "list"],
+        ["hierarchy", "show", "age"],
+        ["export", "census", "x.csv"],
+        ["refresh", "census_anonymized"],
+        ["represent", "1"],
+    ],
+)
+def test_read_only_commands_never_create_a_database(tmp_path, command):
+    typo = tmp_path / "typo.duckdb"
+    result = CliRunner().invoke(cli, [*command, "--db", str(typo)])
+    assert result.exit_code == 1
+    assert f"database {str(typo)!r} does not exist" in result.output
+    assert not typo.exists() and "Traceback" not in result.output
+
+
+def test_errors_are_json_with_json(tmp_path):
+    typo = tmp_path / "typo.duckdb"
+    result = CliRunner().invoke(cli, ["runs", "--json", "--db", str(typo)])
+    assert result.exit_code == 1
+    doc = json.loads(result.output)
+    assert doc["schema_version"] == 1 and doc["kind"] == "error"
+    assert doc["error"]["type"] == "InputError" and "does not exist" in doc["error"]["message"]
+
+
+def test_json_has_one_shape_for_every_algorithm(demo):
+    common = ["census", "--qi", "age,sex,zip", "--k", "5", "--json"]
+    flash = json.loads(demo("anonymize", *common, "--out", "f").output)
+    greedy = json.loads(demo("anonymize", *common, "--algorithm", "greedy", "--out", "g").output)
+    assert flash.keys() == greedy.keys()
+    for doc in (flash, greedy):
+        assert doc["schema_version"] == 1 and doc["kind"] == "anonymization"
+        assert doc["qis"] == ["age", "sex", "zip"]
+        assert list(doc["levels"]) == list(doc["per_qi"]) == doc["qis"]
+        assert isinstance(doc["warnings"], list)
+    assert flash["recoding"] == "levels" and all(
+        isinstance(v, int) for v in flash["levels"].values()
+    )
+    assert greedy["recoding"] == "table" and set(greedy["levels"].values()) == {None}
+    assert greedy["lattice_size"] is None and isinstance(flash["lattice_size"], int)
+    # the Python API's Run.summary() is the same document
+    import anonsql
+
+    run = anonsql.anonymize((str(demo.db), "census"), {"qi": ["age", "sex", "zip"], "k": 5})
+    assert run.summary().keys() == flash.keys()
+
+
+def test_check_exit_status_tells_a_failing_model_from_bad_input(demo):
+    args = ["check", "census_anonymized", "--qi", "age,sex,race,marital_status,education,zip"]
+    demo(*args, "--k", "5")
+    assert "DOES NOT HOLD" in demo(*args, "--k", "400", code=3).output
+    assert "no column" in demo("check", "census", "--qi", "nope", "--k", "2", code=1).output
+    doc = json.loads(demo("check", "census", "--qi", "nope", "--k", "2", "--json", code=1).output)
+    assert doc["kind"] == "error"
+    assert json.loads(demo(*args, "--k", "400", "--json", code=3).output)["kind"] == "evaluation"
+
+
+def test_large_suppression_is_a_warning(demo):
+    # 2-diversity of the binary income by entropy needs 50/50 classes: nearly all suppressed
+    args = ["anonymize", "census", "--qi", "age,sex,zip", "--sa", "income", "--k", "5"]
+    result = demo(*args, "--l", "2", "--l-variant", "entropy-l", "--suppression", "1", "--out", "w")
+    assert "warning:" in result.stderr and "suppressed" in result.stderr
+    doc = json.loads(
+        demo(*args, "--l", "2", "--l-variant", "entropy-l", "--suppression", "1", "--json").stdout
+    )
+    assert doc["measures"]["suppressed_share"] > 0.1 and len(doc["warnings"]) == 1
+    quiet = demo(*args, "--suppression", "0.05", "--out", "q")
+    assert "warning" not in quiet.stderr
+
+
+def test_sql_reads_standard_input_and_keeps_crlf_in_names(demo, tmp_path):
+    result = CliRunner().invoke(
+        cli, ["sql", "-f", "-", "--json", "--db", str(demo.db)], input="SELECT 41 + 1 AS x"
+    )
+    assert result.exit_code == 0 and json.loads(result.output) == [{"x": 42}]
+    script = tmp_path / "crlf.sql"
+    script.write_bytes(
+        b'CREATE TABLE "two\r\nlines" (v INT);\r\nINSERT INTO "two\r\nlines" VALUES (1);\r\n'
+    )
+    demo("sql", "-f", str(script))
+    out = demo(
+        "sql",
+        "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'two%'",
+        "--json",
+    )
+    assert json.loads(out.output) == [{"table_name": "two\r\nlines"}]
+    missing = demo("sql", "-f", str(tmp_path / "missing.sql"), code=1).output
+    assert "cannot read SQL file" in missing and len(missing.strip().splitlines()) == 1
+
+
+def test_hierarchy_load_dir_stores_every_file_or_none(demo, tmp_path):
+    folder = tmp_path / "h"
+    folder.mkdir()
+    (folder / "pets_hierarchy_kind.csv").write_text("cat;felid;*\nlion;felid;*\ndog;canid;*\n")
+    (folder / "pets_hierarchy_size.csv").write_text("s;*\nm;*\nl;*\n")
+    (folder / "notes.txt").write_text("not a hierarchy")
+    out = demo("hierarchy", "load-dir", str(folder)).output
+    assert "stored hierarchy 'kind'" in out and "stored hierarchy 'size'" in out
+    (folder / "kind.json").write_text('{"*": ["x", "y"]}')
+    out = demo("hierarchy", "load-dir", str(folder), "--pattern", "{column}.json").output
+    assert "stored hierarchy 'kind'" in out and "'size'" not in out
+    (folder / "pets_hierarchy_bad.csv").write_text("a;x;*\na;y;*\n")  # two parents
+    assert "two parents" in demo("hierarchy", "load-dir", str(folder), code=1).output
+    listed = demo("hierarchy", "list").output
+    assert "bad" not in listed.split()
+    assert (
+        "no file"
+        in demo("hierarchy", "load-dir", str(folder), "--pattern", "*.xml{column}", code=1).output
+    )
+
+
+def test_anonymize_file_and_export(tmp_path, demo):
+    import pandas as pd
+
+    rng = __import__("random").Random(3)
+    rows = [
+        (rng.choice("MF"), rng.randint(20, 59), rng.choice(["a", "b", "c"])) for _ in range(300)
+    ]
+    data = tmp_path / "people.csv"
+    pd.DataFrame(rows, columns=["sex", "age", "job"]).to_csv(data, index=False)
+    hier = tmp_path / "h"
+    hier.mkdir()
+    (hier / "people_hierarchy_sex.csv").write_text("M;*\nF;*\n")
+    (hier / "people_hierarchy_age.csv").write_text(
+        "".join(f"{a};{a // 10 * 10}s;*\n" for a in range(20, 60))
+    )
+    out = tmp_path / "people_k10.csv"
+    before = set(tmp_path.iterdir())
+    args = ["anonymize-file", str(data), "--qi", "sex,age", "--k", "10", "--suppression", "0.05"]
+    result = CliRunner().invoke(cli, [*args, "--hierarchies", str(hier), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    released = pd.read_csv(out, dtype=str)
+    assert len(released) == 300 and list(released.columns) == ["sex", "age", "job"]
+    kept = released[~(released[["sex", "age"]] == "*").all(axis=1)]
+    assert kept.groupby(["sex", "age"]).size().min() >= 10  # brute force: 10-anonymous
+    assert (len(released) - len(kept)) <= 0.05 * 300
+    assert set(tmp_path.iterdir()) - before == {out}  # nothing kept but the file
+    # export: Parquet and CSV of a guarded view, as its readers see it
+    demo("export", "census_anonymized", str(tmp_path / "v.parquet"))
+    frame = pd.read_parquet(tmp_path / "v.parquet")
+    assert len(frame) == 400 and "age" in frame.columns
+    assert "no table or view" in demo("export", "nope", str(tmp_path / "n.csv"), code=1).output
+    assert not (tmp_path / "n.csv").exists()
+
+
+def test_progress_is_scaled_to_the_work_and_ends_full(demo):
+    """The lattice bar counts settled nodes and ends at the lattice size; greedy's counts
+    merges of the violating classes seen, never above them."""
+    from anonsql.anonymization import Spec, anonymize
+    from anonsql.database import Database
+
+    db = Database.open(demo.db)
+    calls: list[tuple[int, int]] = []
+    spec = Spec(qis=["age", "sex", "zip"], k=5, suppression=0.05)
+    anonymize(db, "census", spec, lambda done, total: calls.append((done, total)))
+    size = calls[-1][1]
+    assert calls[-1] == (size, size) and all(0 <= d <= t == size for d, t in calls)
+    calls.clear()
+    greedy = Spec(qis=["age", "sex", "zip"], k=40, algorithm="greedy")
+    anonymize(db, "census", greedy, lambda done, total: calls.append((done, total)))
+    assert all(0 <= d <= t for d, t in calls)
+    db.close()
+
+
+def test_wait_retries_while_another_process_holds_the_lock(demo):
+    """DuckDB lets one process open a file for writing: without --wait the error says what
+    to do; with it the command runs once the other process lets go."""
+    code = (
+        "import duckdb, sys, time\n"
+        "con = duckdb.connect(sys.argv[1]); print('locked', flush=True)\n"
+        "time.sleep(float(sys.argv[2])); con.close()\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(demo.db), "2"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        refused = demo("runs", code=1).output
+        assert "lock" in refused and "--wait" in refused
+        assert "census_anonymized" in demo("runs", "--wait", "60").output
+    finally:
+        holder.wait(timeout=60)
+
+
+def test_every_command_help_has_an_example():
+    import click
+
+    def walk(group: click.Group, prefix: list[str]):
+        for name, command in group.commands.items():
+            yield [*prefix, name], command
+            if isinstance(command, click.Group):
+                yield from walk(command, [*prefix, name])
+
+    missing = []
+    for path, _ in walk(cli, []):
+        text = CliRunner().invoke(cli, [*path, "--help"]).output
+        if "Example" not in text:
+            missing.append(" ".join(path))
+    assert not missing, f"--help without an example: {missing}"

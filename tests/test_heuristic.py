@@ -292,8 +292,13 @@ def test_nothing_found_within_the_limit_says_so(wide_db):
 
 
 def test_lattice_beyond_64_bits_is_published(db):
-    """The provenance row keeps a 64-bit lattice size: a larger one is left unrecorded and
-    the guarantee names it."""
+    """4^40 nodes: the result, the guarantee and the report give the exact size; the
+    provenance row's 64-bit column stays NULL and the run's measures hold the exact size
+    (catalogs keep their schema); a small lattice still fills the column."""
+    import json
+
+    from anonsql.output.report import build_report
+
     df, hs = wide_table(40, 150, seed=5)
     db.backend.write_frame("w40", df.drop(columns=["s"]))
     for h in hs:
@@ -302,6 +307,15 @@ def test_lattice_beyond_64_bits_is_published(db):
     r = anonymize(db, "w40", Spec(**{**spec.to_dict(), "output": "w40_k3"}))
     assert r.checked == 50 and "of 1,208,925,819,614,629,174,706,176 nodes" in r.guarantee
     assert db.backend.fetchall("SELECT COUNT(*) FROM w40_k3")[0][0] == 150
+    assert r.lattice_size == 4**40 > 2**64
+    query = "SELECT lattice_size, measures FROM anonsql_runs WHERE run_id = {}"
+    column, measures = db.backend.fetchall(query.format(int(r.run_id)))[0]
+    assert column is None and json.loads(measures)["lattice_size"] == 4**40
+    assert build_report(db, r.run_id)["lattice_size"] == 4**40
+    small = anonymize(db, "w40", Spec(qis=spec.qis[:3], k=3, output="w3_k3"))
+    column, measures = db.backend.fetchall(query.format(int(small.run_id)))[0]
+    assert column == 4**3 and "lattice_size" not in json.loads(measures)
+    assert build_report(db, small.run_id)["lattice_size"] == 4**3
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from scipy import optimize
 
 import anonsql
+from anonsql.cli.inspect import MODEL_FAILS
 from anonsql.cli.main import cli
 from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition
@@ -177,30 +178,102 @@ def test_delta_presence_values_and_bounds():
         DeltaPresence(0.6, 0.5, "pop")
 
 
-def test_delta_presence_with_a_lower_bound_not_monotone_without_suppression():
-    """Generalizing adds population-only records: 1 of 3 (1/3) passes delta_min 0.3, the
-    generalization 1 of 4 fails."""
+def test_delta_presence_population_only_classes_fail_the_node():
+    """The old counterexample to monotonicity (testing released classes only): a subset of 1
+    ``v0`` in a population of 3 ``v0`` and 1 ``v1``. Released ``v0`` passes delta_min = 0.3
+    (1/3), but the population-only class ``v1`` (delta 0) fails, so level 0 is not anonymous,
+    at any suppression limit; the generalization (1/4) fails too, and is anonymous only by
+    suppressing its one class. With delta_min = 0 level 0 passes."""
     m = DeltaPresence(0.3, 1.0, "pop")
-    assert not m.monotone_without_suppression
-    assert DeltaPresence(0, 0.5, "p").monotone_without_suppression
+    assert m.monotone_without_suppression and m.tests_unreleased
+    assert not DeltaPresence(0.0, 0.5, "p").tests_unreleased
     h = Hierarchy.from_rows("q", [["v0", "*"], ["v1", "*"]])
     hist = Histogram.from_frame(pd.DataFrame({"q": ["v0"]}), ["q"], [h])
-    req = Requirements([m], 0.0)
-    req.population = Histogram.from_frame(pd.DataFrame({"q": ["v0"] * 3 + ["v1"]}), ["q"], [h])
-    assert not req.monotone(hist.rows)
+    population = Histogram.from_frame(pd.DataFrame({"q": ["v0"] * 3 + ["v1"]}), ["q"], [h])
+    for limit in (0.0, 1.0):
+        req = Requirements([m], limit, population=population)
+        bottom = req.assess(Partition.from_histogram(hist, (0,)), hist)
+        assert not bottom.anonymous and bottom.suppressed_rows == hist.rows
+        top = req.assess(Partition.from_histogram(hist, (1,)), hist)
+        assert top.anonymous == (limit == 1.0) and top.suppressed_rows == 1
+        want = None if limit == 0 else (1,)
+        for search in (Flash(), Exhaustive()):
+            got = search.run(hist, req, quality_model("height")).optimum
+            assert (got.levels if got else None) == want
+    req = Requirements([DeltaPresence(0.0, 1.0, "pop")], 0.0, population=population)
     assert req.assess(Partition.from_histogram(hist, (0,)), hist).anonymous
-    assert not req.assess(Partition.from_histogram(hist, (1,)), hist).anonymous
-    assert Flash().run(hist, req, quality_model("height")).optimum.levels == (0,)
+
+
+def _lattice_verdicts(hist, req) -> dict[tuple, bool]:
+    from itertools import product
+
+    return {
+        lv: req.assess(Partition.from_histogram(hist, lv), hist).anonymous
+        for lv in product(*[range(h) for h in hist.heights])
+    }
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.data(),
+    anonymization_cases(max_qis=3, max_rows=30),
+    st.sampled_from([0.05, 0.2, 0.3, 0.5]),
+    st.sampled_from([0.5, 0.8, 1.0]),
+)
+def test_delta_presence_monotone_without_suppression(data, case, d_min, d_max):
+    """Without suppression, with population-only classes tested: an anonymous node makes
+    every generalization anonymous (hence a non-anonymous one every specialization
+    non-anonymous), for every delta_min; and a node with a failing population-only class
+    makes every specialization fail at any limit."""
+    df, hs = case
+    population = data.draw(with_population(case))
+    qis = [h.name for h in hs]
+    hist = Histogram.from_frame(df, qis, hs)
+    pop = Histogram.from_frame(population, qis, hs)
+    req = Requirements([DeltaPresence(d_min, d_max, "pop")], 0.0, population=pop)
+    assert req.monotone(hist.rows)
+    verdicts = _lattice_verdicts(hist, req)
+    for lv, anonymous in verdicts.items():
+        if anonymous:
+            for other, ok in verdicts.items():
+                if all(o >= x for o, x in zip(other, lv, strict=True)):
+                    assert ok, (lv, other)
+    every = Requirements([DeltaPresence(d_min, d_max, "pop")], 1.0, population=pop)
+    for lv in verdicts:
+        stats = every.stats(Partition.from_histogram(hist, lv), hist)
+        if every.unreleasable(stats):
+            for other in verdicts:
+                if all(o <= x for o, x in zip(other, lv, strict=True)):
+                    part = Partition.from_histogram(hist, other)
+                    assert every.unreleasable(every.stats(part, hist)), (lv, other)
+                    assert not every.assess(part, hist).anonymous
 
 
 def test_delta_presence_not_monotone_with_suppression():
-    """delta_max = 0.5: 1 of 10 passes, 10 of 10 fails, their union 11 of 20 fails."""
+    """delta_max = 0.5: 1 of 10 passes, 10 of 10 fails, their union 11 of 20 fails.
+    delta_min = 0.2: 1 of 20 fails, 3 of 10 passes, their union 4 of 30 fails. On a lattice:
+    the node holding both classes is anonymous for a limit of the failing class's records,
+    its generalization merging them is not."""
     m = DeltaPresence(0.0, 0.5, "pop")
     parts = ClassStats(np.array([1, 10]), population=np.array([10, 10]))
     union = ClassStats(np.array([11]), population=np.array([20]))
     assert m.check(parts).tolist() == [True, False]
     assert m.check(union).tolist() == [False]
     assert not DeltaPresence.monotone_with_suppression
+    m = DeltaPresence(0.2, 1.0, "pop")
+    parts = ClassStats(np.array([1, 3]), population=np.array([20, 10]))
+    union = ClassStats(np.array([4]), population=np.array([30]))
+    assert m.check(parts).tolist() == [False, True]
+    assert m.check(union).tolist() == [False]
+    h = Hierarchy.from_rows("q", [["v0", "*"], ["v1", "*"]])
+    hist = Histogram.from_frame(pd.DataFrame({"q": ["v0"] + ["v1"] * 3}), ["q"], [h])
+    pop = Histogram.from_frame(pd.DataFrame({"q": ["v0"] * 20 + ["v1"] * 10}), ["q"], [h])
+    req = Requirements([m], 1 / 4, population=pop)
+    node = req.assess(Partition.from_histogram(hist, (0,)), hist)
+    assert node.anonymous and node.suppressed_rows == 1
+    assert not req.assess(Partition.from_histogram(hist, (1,)), hist).anonymous
+    assert not req.monotone(hist.rows)
+    assert Flash().run(hist, req, quality_model("height")).optimum.levels == (0,)
 
 
 @settings(max_examples=200, deadline=None)
@@ -327,6 +400,11 @@ def _brute_release(sample, population, hs, levels, models) -> pd.Series:
             elif isinstance(m, EstimatedKMap):
                 good &= size >= m.derived_k(int(known.sum()))
         ok[key] = bool(good)
+    # a population class without sample rows has delta 0: with delta_min > 0 it fails, and
+    # as it releases nothing, the whole release is withheld
+    lower = any(isinstance(m, DeltaPresence) and m.delta_min > 1e-9 for m in models)
+    if lower and set(pop.index) - set(sizes.index):
+        ok = dict.fromkeys(ok, False)
     tables = [m for m in models if m.table_level]
     if tables:
 
@@ -426,6 +504,16 @@ def test_numpy_guard_and_brute_force_agree(data, case, models):
     part = Partition.from_histogram(hist, tuple(levels))
     a = req.assess(part, hist)
     assert a.suppressed_rows == int((~want).sum())
+    # anonymous at a limit: within it, and no population-only class failing delta-presence
+    limit = data.draw(st.sampled_from([0.0, 0.1, 0.3, 1.0]))
+    plab = _labels(population, hs, levels)
+    pkeys = set(plab[plab.notna().all(axis=1)].apply(tuple, axis=1))
+    lab = _labels(df, hs, levels)
+    keys = set(lab[lab.notna().all(axis=1)].apply(tuple, axis=1))
+    lower = any(isinstance(m, DeltaPresence) and m.delta_min > 1e-9 for m in models)
+    brute = (~want).sum() <= limit * len(df) and not (lower and pkeys - keys)
+    at_limit = Requirements(models, limit, population=req.population)
+    assert at_limit.assess(part, hist).anonymous == brute
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -493,6 +581,9 @@ def test_options_and_their_checks():
     spec = run_options({**base, "population": "p", "delta_max": 0.4}, "x").spec
     (m,) = build_models(spec)
     assert isinstance(m, DeltaPresence) and (m.delta_min, m.delta_max) == (0.0, 0.4)
+    spec = run_options({**base, "population": "p", "delta_min": 0.1}, "x").spec
+    (m,) = build_models(spec)
+    assert (m.delta_min, m.delta_max) == (0.1, 1.0) and m.tests_unreleased
     spec = run_options({**base, "k_map": 5, "population_size": 1000}, "x").spec
     assert isinstance(build_models(spec)[0], EstimatedKMap)
     spec = run_options({**base, "k_map": 5, "population": "p"}, "x").spec
@@ -549,7 +640,8 @@ def adult_db(tmp_path):
 
 QIS = ["age", "sex", "zip"]
 SURFACES = [
-    (["--population", "census", "--delta-max", "0.5"], {"population": "census", "delta_max": 0.5}),
+    (["--population", "census", "--delta-min", "0.05", "--delta-max", "0.5"],
+     {"population": "census", "delta_min": 0.05, "delta_max": 0.5}),
     (["--population", "census", "--k-map", "8"], {"population": "census", "k_map": 8}),
     (["--k-map", "8", "--population-size", "6000", "--k-map-estimator", "zero-truncated-poisson"],
      {"k_map": 8, "population_size": 6000, "k_map_estimator": "zero-truncated-poisson"}),
@@ -614,12 +706,19 @@ def test_check_reports_the_models_and_the_estimators(adult_db):
             "census", "--k-map", "2", "--delta-max", "0.9", "--max-average-risk", "0.5",
             "--population-size", "6000", "--json", *db_flag]  # fmt: skip
     r = CliRunner().invoke(cli, args)
-    assert r.exit_code in (0, 1), r.output
+    assert r.exit_code in (0, MODEL_FAILS), r.output
     ev = json.loads(r.output)
     assert [m["model"] for m in ev["models"]] == ["delta-presence", "k-map", "average-risk"]
     for e in ("pitman", "zayatz", "snb", "dankar"):
         assert f"population_uniqueness_{e}" in ev["risk"]
     assert ev["risk"]["journalist_max"] is not None
+    # delta_min > 0: the population's classes without sample rows fail (delta 0)
+    args = ["check", "sample", "--qi", ",".join(QIS), "--levels", "age=0,sex=0,zip=0",
+            "--population", "census", "--delta-min", "0.01", "--json", *db_flag]  # fmt: skip
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == MODEL_FAILS, r.output
+    (dp,) = json.loads(r.output)["models"]
+    assert not dp["holds"] and dp["min_value"] == 0.0 and dp["failing_classes"] > 0
     # on a released table: the thresholds in SQL, the estimate from the class sizes
     r = CliRunner().invoke(
         cli,
@@ -681,8 +780,8 @@ def test_engines_release_duckdbs_rows(engine):
     setup(db, sample)
     db.backend.write_frame("pop", population)
     specs = [
-        Spec(qis=PEOPLE_QIS, k=2, population="pop", delta_max=0.5, k_map=4, suppression=0.1,
-             output="out"),
+        Spec(qis=PEOPLE_QIS, k=2, population="pop", delta_min=0.05, delta_max=0.5, k_map=4,
+             suppression=0.1, output="out"),
         Spec(qis=PEOPLE_QIS, k_map=6, population_size=900, max_average_risk=0.2,
              max_sample_uniqueness=0.0, suppression=0.1, output="out", replace=True),
     ]  # fmt: skip

@@ -440,7 +440,7 @@ def view_definition(env: Env, name: str) -> str:
 def status_of(env: Env, output: str, code: int) -> dict:
     with Untouched(env):
         result = env.cli("status", output, "--json", code=code)
-    (status,) = json.loads(result.output)
+    (status,) = json.loads(result.output)["items"]  # the JSON document's list (schema 1)
     return status
 
 

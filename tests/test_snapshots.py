@@ -14,10 +14,12 @@ from anonsql.backend.macros import macro_statements
 from anonsql.data.histogram import histogram_query
 from anonsql.dialect.anonsql_dialect import AnonSQL
 from anonsql.models import (
+    DeltaPresence,
     DistinctLDiversity,
     EntropyLDiversity,
     HierarchicalEMD,
     KAnonymity,
+    KMap,
     OrderedDistanceEMD,
 )
 from anonsql.output.guard import Guard, guarded_query
@@ -92,6 +94,19 @@ CASES = {
         QIS,
         LevelRecoding(["age@1", "sex@2", "zip@3"], [2, 0, 3]),
         Guard([KAnonymity(5), OrderedDistanceEMD(0.2)], "income"),
+    ).sql("postgres", pretty=True),
+    # the population grouped by the mapping (``known`` an aggregate), the anti-join of
+    # population-only classes (delta_min > 0)
+    "output_view_population_postgres": lambda: guarded_query(
+        "postgres",
+        "people",
+        QIS,
+        QIS,
+        LevelRecoding(["age@1", "sex@2", "zip@3"], [2, 0, 3]),
+        Guard(
+            [KAnonymity(2), DeltaPresence(0.05, 0.5, "census"), KMap(3, "census")],
+            population="census",
+        ),
     ).sql("postgres", pretty=True),
     "table_macros": lambda: "\n".join(macro_statements("duckdb")),
 }

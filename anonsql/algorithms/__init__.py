@@ -11,11 +11,23 @@ from anonsql.errors import InputError
 def _registry() -> dict[str, type[Algorithm]]:
     from anonsql.algorithms.greedy import GreedyAlgorithm
     from anonsql.algorithms.lattice import Exhaustive, Flash, Heuristic
+    from anonsql.algorithms.microaggregation import MICROAGGREGATION
+    from anonsql.algorithms.mondrian import MondrianAlgorithm
+    from anonsql.algorithms.rho_gain import RhoGain
+    from anonsql.algorithms.tada import TadaAlgorithm
 
-    return {cls.name: cls for cls in (Flash, Exhaustive, Heuristic, GreedyAlgorithm)}
+    return {
+        cls.name: cls
+        for cls in (
+            *(Flash, Exhaustive, Heuristic, GreedyAlgorithm, RhoGain),
+            *(MondrianAlgorithm, TadaAlgorithm),
+            *MICROAGGREGATION,
+        )
+    }
 
 
-ALGORITHM_NAMES = ("flash", "exhaustive", "heuristic", "greedy")
+ALGORITHM_NAMES = ("flash", "exhaustive", "heuristic", "greedy", "rho-gain", "mondrian", "tada")
+ALGORITHM_NAMES += ("mdav", "ktca", "ctca", "kde")  # seed 001's microaggregation
 
 
 def algorithm(name: str) -> Algorithm:

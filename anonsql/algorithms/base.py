@@ -25,7 +25,7 @@ class RunContext:
     db: Database
     source: str
     spec: Any  # anonsql.anonymization.Spec
-    keys: list[str]
+    keys: list[str | None]  # None: a QI without hierarchy (``hierarchies_optional``)
     sensitive_key: str | None
     progress: Progress | None
     timings: dict[str, float]
@@ -55,6 +55,9 @@ class Algorithm(ABC):
     """One entry of :data:`anonsql.algorithms.ALGORITHMS`."""
 
     name: ClassVar[str]
+    #: a QI may come without hierarchy (its key is then None): the partitioning algorithms
+    #: read such a QI as numeric or categorical (:mod:`anonsql.partition.points`)
+    hierarchies_optional: ClassVar[bool] = False
 
     @abstractmethod
     def run(self, ctx: RunContext) -> Outcome:

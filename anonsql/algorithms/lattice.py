@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
-from anonsql.data.histogram import Histogram
+from anonsql.data.engine_classes import is_in_engine, load_histogram, parse_size
 from anonsql.data.partition import Partition
 from anonsql.errors import InputError
 from anonsql.metrics.quality import quality_model
@@ -50,9 +50,24 @@ class _Lattice(Algorithm):
             sens_h = ctx.db.hierarchies.load(ctx.sensitive_key)
         if any(m.needs_sensitive for m in models) and spec.sensitive is None:
             raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
-        hist = Histogram.from_database(
-            ctx.db, ctx.source, spec.qis, ctx.keys, spec.sensitive, spec.missing
+        # in memory when it fits the budget, else kept in the engine (anonsql.data.engine_classes)
+        hist = load_histogram(
+            ctx.db,
+            ctx.source,
+            spec.qis,
+            ctx.keys,
+            spec.sensitive,
+            spec.missing,
+            None if spec.memory_budget is None else parse_size(spec.memory_budget),
         )
+        try:
+            return self._run(ctx, hist, search, models, quality, metric, sens_h)
+        finally:
+            if is_in_engine(hist):
+                hist.close()
+
+    def _run(self, ctx, hist, search, models, quality, metric, sens_h) -> Outcome:
+        spec = ctx.spec
         if hist.rows == 0:
             if hist.missing_rows:
                 raise InputError(f"every row of {ctx.source!r} holds a value its hierarchy lacks")
@@ -75,7 +90,12 @@ class _Lattice(Algorithm):
             goal = ", ".join(m.describe() for m in models)
             raise InputError(self._none_found(goal, spec, result))
         levels = list(result.optimum.levels)
-        part = result.partition or Partition.from_histogram(hist, tuple(levels))
+        if result.partition is not None:
+            part = result.partition
+        elif is_in_engine(hist):
+            part = hist.classes(tuple(levels))
+        else:
+            part = Partition.from_histogram(hist, tuple(levels))
         assessment = requirements.assess(part, hist)
         if not assessment.anonymous:
             # every search returns only nodes an assessment found anonymous; publishing one
@@ -89,6 +109,9 @@ class _Lattice(Algorithm):
             measures["suppressed_rows"] = measures.get("suppressed_rows", 0) + hist.missing_rows
             measures["rows"] = measures.get("rows", 0) + hist.missing_rows
         per_qi = quality.per_qi(part, assessment.suppressed)
+        if is_in_engine(hist):
+            # where the search's nodes were computed (a GROUP BY there, or a roll-up here)
+            measures.update(hist.placement())
         return Outcome(
             recoding=LevelRecoding(list(ctx.keys), levels),
             models=models,
@@ -100,9 +123,10 @@ class _Lattice(Algorithm):
             guarantee=result.guarantee,
             levels=dict(zip(spec.qis, levels, strict=True)),
             per_qi=per_qi,
-            # the provenance column is a 64-bit integer: a larger lattice (only the heuristic
-            # searches one, e.g. 32 QIs of 4 levels) is left unrecorded; its guarantee names it
-            lattice_size=result.lattice_size if result.lattice_size < 2**63 else None,
+            # exact, however large (only the heuristic searches lattices beyond 64 bits, e.g.
+            # 32 QIs of 4 levels); the writer records what the 64-bit column cannot hold in the
+            # run's measures
+            lattice_size=result.lattice_size,
             solutions=[_solution_row(s, spec.qis, result) for s in result.solutions],
         )
 

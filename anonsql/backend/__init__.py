@@ -6,7 +6,8 @@ optional drivers are only needed by the engines in use):
 * a path or ``:memory:`` - DuckDB, the embedded default;
 * ``postgresql://user:password@host:port/database`` (or ``postgres://``), or a libpq
   keyword/value string (``host=... dbname=... user=...``) - PostgreSQL;
-* ``spark:WAREHOUSE_DIR`` - Spark SQL in local mode, tables kept under the folder.
+* ``spark:WAREHOUSE_DIR`` - Spark SQL in local mode, tables kept under the folder;
+* ``sc://HOST:PORT`` - a running Spark Connect server (nothing starts locally).
 
 A target may carry a password; :func:`redact` and :func:`scrub` keep it out of every message
 anonsql writes, whatever form the password takes.
@@ -71,7 +72,7 @@ def backend_name(target: Any) -> str:
         lowered = target.lower()
         if lowered.startswith(("postgresql://", "postgres://")) or is_libpq_string(target):
             return "postgres"
-        if lowered.startswith("spark:"):
+        if lowered.startswith(("spark:", "sc://")):
             return "spark"
         return "duckdb"
     module = type(target).__module__

@@ -3,7 +3,13 @@ pyspark (the ``anonsql[spark]`` extra; Spark needs Java 17).
 
 A target ``spark:DIR`` starts a local session (``local[*]``, or ``ANONSQL_SPARK_MASTER``)
 whose tables live under ``DIR`` with a Derby metastore beside them, so they persist from one
-command to the next.
+command to the next. A target ``sc://HOST:PORT`` (or a SparkSession built with
+``.remote()``) talks to a running Spark Connect server: nothing starts on this machine, the
+cluster's catalog holds the tables (the ``anonsql[spark]`` extra brings the Connect client).
+
+Logs are quiet by default: a local session's JVM writes its console output to
+``DIR/spark.log`` instead of the terminal, and its log level is OFF; ``--verbose`` (or
+``ANONSQL_VERBOSE=1``) shows them.
 
 Spark's built-in tables (parquet, Hive) have no transactions, no ``DELETE`` and no
 ``CREATE OR REPLACE TABLE``. This backend gives anonsql the semantics it needs on top:
@@ -21,6 +27,7 @@ Spark's built-in tables (parquet, Hive) have no transactions, no ``DELETE`` and 
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,9 +74,80 @@ def delete_as_rewrite(statement: exp.Delete, staging: str) -> list[exp.Expressio
     return [create, exp.Drop(tables=[table(name)], kind="TABLE"), rename]
 
 
+def verbose() -> bool:
+    """Whether Spark's own logs are shown (``--verbose`` sets ``ANONSQL_VERBOSE``)."""
+    return os.environ.get("ANONSQL_VERBOSE", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _quiet_python_warnings() -> None:
+    # pyspark warns about pandas 3 on every import and conversion: noise for a user of
+    # anonsql, whose conversions go through Arrow
+    if not verbose():
+        import warnings
+
+        warnings.filterwarnings(
+            "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
+        )
+
+
+def is_connect_url(target: Any) -> bool:
+    """``sc://HOST:PORT...``: a Spark Connect server."""
+    return isinstance(target, str) and target.lower().startswith("sc://")
+
+
+def is_connect_session(session: Any) -> bool:
+    """A SparkSession of the Spark Connect client (built with ``.remote()``)."""
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def connect_session(url: str):
+    """A session on the Spark Connect server at ``url`` (``sc://host:port``); nothing is
+    started locally."""
+    _quiet_python_warnings()
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise BackendError(
+            "the Spark backend needs pyspark: pip install 'anonsql[spark]'"
+        ) from None
+    host, port = _connect_address(url)
+    try:
+        # the client retries an unreachable server for minutes: a closed port is said now
+        socket.create_connection((host, port), timeout=10).close()
+    except OSError as e:
+        raise BackendError(
+            f"cannot reach Spark Connect at {url}: nothing answers on {host}:{port} "
+            f"({e.strerror or e})"
+        ) from None
+    try:
+        session = SparkSession.builder.remote(url).getOrCreate()
+        session.sql("SELECT 1").collect()  # reach the server now, not at the first query
+    except Exception as e:  # no Connect client (grpcio), or no server at the address
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise BackendError(f"cannot reach Spark Connect at {url}: {first}") from None
+    return session
+
+
+def _connect_address(url: str) -> tuple[str, int]:
+    """Host and port of ``sc://host[:port][/;params]`` (Spark Connect's default port is
+    15002)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit("http://" + url[len("sc://") :].split("/", 1)[0].split(";", 1)[0])
+        host, port = parts.hostname, parts.port or 15002
+    except ValueError as e:
+        raise BackendError(f"not a Spark Connect URL (sc://host:port): {url}: {e}") from None
+    if not host:
+        raise BackendError(f"not a Spark Connect URL (sc://host:port): {url}")
+    return host, port
+
+
 def local_session(warehouse: str | Path, master: str | None = None):
     """A local SparkSession keeping its tables (and metastore) under ``warehouse``."""
+    _quiet_python_warnings()
     try:
+        from pyspark import SparkConf
         from pyspark.sql import SparkSession
     except ImportError:
         raise BackendError(
@@ -79,28 +157,47 @@ def local_session(warehouse: str | Path, master: str | None = None):
     root.mkdir(parents=True, exist_ok=True)
     master = master or os.environ.get("ANONSQL_SPARK_MASTER", "local[*]")
     metastore = root / "metastore_db"
-    builder = (
-        SparkSession.builder.master(master)
-        .appName("anonsql")
-        .config("spark.sql.warehouse.dir", str(root / "tables"))
-        .config(
-            "spark.hadoop.javax.jdo.option.ConnectionURL",
-            f"jdbc:derby:;databaseName={metastore};create=true",
-        )
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={root}")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.driver.memory", os.environ.get("ANONSQL_SPARK_MEMORY", "4g"))
-        .enableHiveSupport()
+    conf = SparkConf().setAll(
+        [
+            ("spark.master", master),
+            ("spark.app.name", "anonsql"),
+            ("spark.sql.warehouse.dir", str(root / "tables")),
+            (
+                "spark.hadoop.javax.jdo.option.ConnectionURL",
+                f"jdbc:derby:;databaseName={metastore};create=true",
+            ),
+            ("spark.driver.extraJavaOptions", f"-Dderby.system.home={root}"),
+            ("spark.ui.enabled", "false"),
+            ("spark.ui.showConsoleProgress", "false"),
+            ("spark.sql.execution.arrow.pyspark.enabled", "true"),
+            ("spark.sql.shuffle.partitions", "8"),
+            ("spark.driver.memory", os.environ.get("ANONSQL_SPARK_MEMORY", "4g")),
+            ("spark.sql.catalogImplementation", "hive"),
+        ]
     )
     try:
-        session = builder.getOrCreate()
+        if not verbose():
+            _quiet_gateway(conf, root / "spark.log")
+        session = SparkSession.builder.config(conf=conf).getOrCreate()
     except Exception as e:  # no Java, or the JVM failed to start
         raise BackendError(f"cannot start Spark: {str(e).strip().splitlines()[0]}") from None
-    session.sparkContext.setLogLevel("OFF")
+    session.sparkContext.setLogLevel("WARN" if verbose() else "OFF")
     return session
+
+
+def _quiet_gateway(conf, log: Path) -> None:
+    """Start the JVM with its console output going to ``log``: the launcher, log4j's start
+    banner and Hadoop's warnings are printed before any log level can be set, a dozen
+    lines per command otherwise. A JVM already running (a session in this process) stays."""
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    with open(log, "ab") as out:  # the child keeps its own descriptor
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": out, "stderr": out})
+    SparkContext._gateway = gateway
+    SparkContext._jvm = gateway.jvm
 
 
 class SparkBackend(Backend):
@@ -111,11 +208,15 @@ class SparkBackend(Backend):
 
     def __init__(self, target: Any) -> None:
         super().__init__()
-        if isinstance(target, str):
+        if is_connect_url(target):
+            self.session = connect_session(target)
+        elif isinstance(target, str):
             location = target.split(":", 1)[1] if target.lower().startswith("spark:") else target
             self.session = local_session(location or "spark-warehouse")
         else:
             self.session = target
+        #: a Spark Connect session: the driver runs on the server, not in this process
+        self.remote = is_connect_session(self.session)
         self._journal: list[tuple[str, str, str | None]] = []  # (action, name, backup)
         self._backups: dict[str, str] = {}
         self._counter = 0

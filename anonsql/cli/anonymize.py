@@ -8,14 +8,17 @@ from anonsql.cli.common import (
     DB_HELP,
     _echo_result,
     _parse_pairs,
-    _print_result,
     _progress,
     _spec,
     db_option,
+    echo_json,
     friendly,
     model_options,
     open_db,
+    progress_label,
+    run_qis,
     split_list,
+    wait_option,
 )
 
 
@@ -50,10 +53,81 @@ from anonsql.cli.common import (
     "--algorithm",
     default="flash",
     show_default=True,
-    type=click.Choice(["flash", "exhaustive", "heuristic", "greedy"]),
+    type=click.Choice(
+        [
+            *("flash", "exhaustive", "heuristic", "greedy", "rho-gain", "mondrian", "tada"),
+            *("mdav", "ktca", "ctca", "kde"),
+        ]
+    ),
     help="flash/exhaustive: optimal full-domain recoding; heuristic: best-effort full-domain "
     "search for lattices too large to enumerate (always anonymous, not proven optimal); "
-    "greedy: seed 004's GAA.",
+    "greedy: seed 004's GAA; rho-gain: seed 002's passes over the outliers (--rho); "
+    "mondrian: Mondrian with l-diversity (QIs need no hierarchy); tada: seed 003's "
+    "target-aware anonymization (--label or --cluster); mdav, ktca, ctca, kde: seed 001's "
+    'microaggregation of numeric QIs (--label: the wLVQ2-supervised "++" variant).',
+)
+@click.option(
+    "--label",
+    default=None,
+    help="tada: the column the downstream classifier predicts (guides the decision tree); "
+    'mdav/ktca/ctca/kde: the label wLVQ2 supervises the prototypes with (seed 001\'s "++").',
+)
+@click.option(
+    "--cluster",
+    is_flag=True,
+    help="tada: anonymize for clustering (constrained k-means on every column but the "
+    "sensitive one and --label; needs anonsql[ml]).",
+)
+@click.option(
+    "--controllers",
+    type=int,
+    default=1,
+    show_default=True,
+    help="mondrian/tada: split the table at random into this many parts (data controllers) "
+    "anonymized independently; the union is released.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="mondrian/tada: seed of the controllers' split and of the k-means; ktca/ctca and "
+    "wLVQ2: seed of the maps and of the drawn examples.",
+)
+@click.option(
+    "--rho",
+    type=int,
+    default=None,
+    help="rho-gain only: passes over the suppressed outliers after the first (seed 002: 2).",
+)
+@click.option(
+    "--recoding",
+    type=click.Choice(["global", "local"]),
+    default="global",
+    show_default=True,
+    help="local: ARX's local recoding, re-running the lattice algorithm on the suppressed "
+    "records (--local-gs-factor, --max-iterations, --adaption-factor).",
+)
+@click.option(
+    "--local-gs-factor",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Local recoding: Loss's gsFactor in the passes over the outliers (ARX's default).",
+)
+@click.option(
+    "--max-iterations",
+    type=int,
+    default=100,
+    show_default=True,
+    help="Local recoding: at most this many passes after the first (ARX's maxIterations).",
+)
+@click.option(
+    "--adaption-factor",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Local recoding: added to the gs factor when a pass releases nothing (ARX).",
 )
 @click.option(
     "--time-limit",
@@ -111,6 +185,12 @@ from anonsql.cli.common import (
     help="Prune as if every model were monotone with suppression (ARX's practical "
     "monotonicity): faster, but may miss the optimum; the result's guarantee says so.",
 )
+@click.option(
+    "--memory-budget",
+    default=None,
+    help="Memory the search may use for the histogram, e.g. 1GiB (default: a quarter of "
+    "the machine's memory); a larger histogram stays in the engine.",
+)
 @click.option("--replace", is_flag=True, help="Replace --out even if anonsql did not create it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option
@@ -123,6 +203,15 @@ def anonymize(
     metric,
     gs_factor,
     algorithm,
+    label,
+    cluster,
+    controllers,
+    seed,
+    rho,
+    recoding,
+    local_gs_factor,
+    max_iterations,
+    adaption_factor,
     time_limit,
     steps,
     strategy,
@@ -135,14 +224,19 @@ def anonymize(
     drop_suppressed,
     solution_space,
     assume_monotone,
+    memory_budget,
     replace,
     as_json,
     db_path,
     **goal,
 ) -> None:
-    """Find the optimal generalization of TABLE and materialize it as --out."""
-    import json
+    """Find the optimal generalization of TABLE and materialize it as --out.
 
+    \b
+    Examples (on the demo database, after `anonsql demo`):
+      anonsql anonymize census --qi age,sex,zip --k 5 --suppression 0.05 --out census_k5
+      anonsql anonymize census --qi age,sex,zip --sa income --k 5 --l 2 --json
+    """
     from anonsql.anonymization import anonymize as run
 
     spec = _spec(
@@ -153,6 +247,15 @@ def anonymize(
         metric=metric,
         gs_factor=gs_factor,
         algorithm=algorithm,
+        label=label,
+        cluster=cluster,
+        controllers=controllers,
+        seed=seed,
+        rho=rho,
+        recoding_mode=recoding,
+        local_gs_factor=local_gs_factor,
+        max_iterations=max_iterations,
+        adaption_factor=adaption_factor,
         time_limit=time_limit,
         steps=steps,
         strategy=strategy,
@@ -165,15 +268,13 @@ def anonymize(
         drop_suppressed=drop_suppressed,
         solutions=solution_space,
         assume_monotone=assume_monotone,
+        memory_budget=memory_budget,
         replace=replace,
     )
     db = open_db(db_path)
-    with _progress(as_json) as progress:
+    with _progress(as_json, progress_label(spec.algorithm)) as progress:
         result = run(db, table, spec, progress)
-    if as_json:
-        click.echo(json.dumps(result.summary(), indent=2, default=float))
-    else:
-        _print_result(result)
+    _echo_result(result, as_json, spec.qis)
 
 
 @click.command("run")
@@ -181,17 +282,24 @@ def anonymize(
 @click.option("--db", "db_path", default=None, envvar="ANONSQL_DB", help=DB_HELP + " "
               "Default: the spec file's 'database', else anonsql.duckdb.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@wait_option
 @friendly
 def run_cmd(spec_file: str, db_path: str | None, as_json: bool) -> None:
-    """Run the anonymization a spec file (TOML or JSON) describes."""
+    """Run the anonymization a spec file (TOML or JSON) describes.
+
+    \b
+    Example:
+      anonsql run spec.toml --db anonsql.duckdb
+    """
     from anonsql.api import run
     from anonsql.spec_file import load_spec_file
 
     spec = load_spec_file(spec_file)
     db = open_db(db_path or spec.database or "anonsql.duckdb")
-    with _progress(as_json) as progress:
+    options = spec.options.spec
+    with _progress(as_json, progress_label(options.algorithm)) as progress:
         result = run(db, spec.table, spec.options, spec.path.parent, progress)
-    _echo_result(result, as_json)
+    _echo_result(result, as_json, options.qis)
 
 
 @click.command()
@@ -201,15 +309,20 @@ def run_cmd(spec_file: str, db_path: str | None, as_json: bool) -> None:
 @friendly
 def status(output: str | None, as_json: bool, db_path: str) -> None:
     """Drift of published outputs: rows and suppressed share at the run and now, and whether
-    the suppression limit still holds (exit 1 when it does not for some output)."""
-    import json
+    the suppression limit still holds (exit 1 when it does not for some output).
+
+    \b
+    Examples:
+      anonsql status
+      anonsql status census_anonymized --json
+    """
     import sys
 
     from anonsql.output.status import output_status
 
-    statuses = output_status(open_db(db_path), output)
+    statuses = output_status(open_db(db_path, create=False), output)
     if as_json:
-        click.echo(json.dumps([s.to_dict() for s in statuses], indent=2))
+        echo_json("status", [s.to_dict() for s in statuses])
     elif not statuses:
         click.echo("no outputs written by anonsql in this database")
     for s in [] if as_json else statuses:
@@ -239,10 +352,15 @@ def status(output: str | None, as_json: bool, db_path: str) -> None:
 @friendly
 def refresh(output: str, missing: str | None, as_json: bool, db_path: str) -> None:
     """Re-run OUTPUT's stored spec on the current source and hierarchies and replace OUTPUT
-    atomically (SQL: REFRESH VIEW name ANONYMIZATION)."""
+    atomically (SQL: REFRESH VIEW name ANONYMIZATION).
+
+    \b
+    Example:
+      anonsql refresh census_anonymized --missing suppress
+    """
     from anonsql.output.status import refresh as run_refresh
 
-    db = open_db(db_path)
+    db = open_db(db_path, create=False)
     with _progress(as_json) as progress:
         result = run_refresh(db, output, progress, missing=missing)
-    _echo_result(result, as_json)
+    _echo_result(result, as_json, run_qis(db, result.run_id))

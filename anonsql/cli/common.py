@@ -11,23 +11,74 @@ import click
 
 DB_HELP = (
     "Database: a DuckDB file (':memory:' for a throw-away one), a PostgreSQL URL "
-    "(postgresql://user:password@host:port/db) or a Spark warehouse (spark:DIR)."
+    "(postgresql://user:password@host:port/db), a Spark warehouse (spark:DIR) or a Spark "
+    "Connect server (sc://host:port)."
 )
 
 
 def db_option(fn: Callable) -> Callable:
+    return wait_option(
+        click.option(
+            "--db",
+            "db_path",
+            default="anonsql.duckdb",
+            show_default=True,
+            envvar="ANONSQL_DB",
+            help=DB_HELP,
+        )(fn)
+    )
+
+
+def _remember_wait(ctx: click.Context, _param: click.Parameter, value: float | None) -> None:
+    ctx.meta["anonsql_wait"] = value or 0.0
+
+
+def wait_option(fn: Callable) -> Callable:
+    """``--wait SECONDS``: retry while another process holds the DuckDB file's lock (DuckDB
+    lets one process write a file at a time). Read by :func:`open_db`, so the commands'
+    signatures do not carry it."""
     return click.option(
-        "--db",
-        "db_path",
-        default="anonsql.duckdb",
-        show_default=True,
-        envvar="ANONSQL_DB",
-        help=DB_HELP,
+        "--wait",
+        type=click.FloatRange(min=0),
+        default=None,
+        envvar="ANONSQL_WAIT",
+        expose_value=False,
+        callback=_remember_wait,
+        help="Seconds to retry while another process holds the database file's lock "
+        "(default 0: fail at once).",
     )(fn)
 
 
+#: version of every JSON document the commands print with --json (README "JSON output");
+#: raised when a field changes meaning or disappears, not when one is added
+SCHEMA_VERSION = 1
+
+
+def json_document(kind: str, body: Any) -> dict[str, Any]:
+    """The envelope of every --json document: schema version, kind, then the body's fields
+    (a list body goes under ``items``)."""
+    head: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "kind": kind}
+    if isinstance(body, dict):
+        return {**head, **body}
+    return {**head, "items": body}
+
+
+def echo_json(kind: str, body: Any) -> None:
+    click.echo(json_text(json_document(kind, body)))
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return float(value)
+
+
 def friendly(fn: Callable) -> Callable:
-    """Turn the library's user errors into a one-line message and exit status 1."""
+    """Turn the library's user errors into a one-line message and exit status 1; with
+    ``--json``, into a JSON document ``{"schema_version", "kind": "error", "error": {"type",
+    "message"}}`` on standard output (still exit status 1)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -36,15 +87,50 @@ def friendly(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except AnonsqlError as e:
+            if kwargs.get("as_json"):
+                echo_json("error", {"error": {"type": type(e).__name__, "message": str(e)}})
+                sys.exit(1)
             raise click.ClickException(str(e)) from None
 
     return wrapper
 
 
-def open_db(path: str):
-    from anonsql.database import Database
+def open_db(path: str, create: bool = True):
+    """Open --db. Commands that only read pass ``create=False``: a DuckDB file that does
+    not exist is then an error naming the path, not a new empty database (a typo in --db
+    would otherwise leave an empty file behind and fail later with "no table")."""
+    import time
 
-    return Database.open(path)
+    from anonsql.api import check_database_exists
+    from anonsql.database import Database
+    from anonsql.errors import InputError
+
+    if not create:
+        check_database_exists(path)
+    ctx = click.get_current_context(silent=True)
+    wait = float(ctx.meta.get("anonsql_wait", 0.0)) if ctx is not None else 0.0
+    deadline = time.monotonic() + wait
+    delay = 0.05
+    while True:
+        try:
+            return Database.open(path)
+        except InputError as e:
+            if not _is_lock_error(e):
+                raise
+            if time.monotonic() + delay > deadline:
+                hint = (
+                    f" (still locked after --wait {wait:g} s)"
+                    if wait
+                    else "; another process has it open: retry with --wait SECONDS"
+                )
+                raise InputError(f"{e}{hint}") from None
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+
+def _is_lock_error(error: Exception) -> bool:
+    text = str(error).lower()
+    return "could not set lock" in text or "conflicting lock" in text
 
 
 def split_list(value: str | None) -> list[str]:
@@ -138,7 +224,8 @@ def model_options(fn: Callable) -> Callable:
             "--delta-min",
             type=float,
             help="delta-presence (Nergiz et al.; needs --population): every class's share "
-            "of its population class is >= this (default 0 with --delta-max).",
+            "of its population class is >= this; above 0, a population class without rows "
+            "fails the transformation (default 0 with --delta-max).",
         ),
         click.option(
             "--delta-max",
@@ -237,6 +324,11 @@ _GOAL_FLAGS = {
     "gs_factor": ("gs_factor", "--gs-factor"),
     "time_limit": ("time_limit", "--time-limit"),
     "steps": ("steps", "--steps"),
+    "rho": ("rho", "--rho"),
+    "recoding": ("recoding", "--recoding"),
+    "local_gs_factor": ("local_gs_factor", "--local-gs-factor"),
+    "max_iterations": ("max_iterations", "--max-iterations"),
+    "adaption_factor": ("adaption_factor", "--adaption-factor"),
 }
 
 
@@ -289,12 +381,18 @@ def _spec(
 
 
 class _progress:
-    """A progress bar on stderr for searches that take a while (hidden for --json)."""
+    """A progress bar on stderr for work that takes a while (hidden for --json and before
+    the first second). ``update(done, total)`` is called with the work done and the work
+    known so far: lattice nodes settled (checked, tagged or bounded away) of the lattice,
+    violating classes merged of those seen (greedy), or steps of a fixed count. ``total``
+    may grow as work is discovered; 0 means unknown (a count is shown instead of a bar)."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, label: str = "search") -> None:
         self.quiet = quiet
+        self.label = label
         self.bar = None
         self.start = 0.0
+        self.last = 0.0
 
     def __enter__(self):
         import time
@@ -302,20 +400,28 @@ class _progress:
         self.start = time.perf_counter()
         return self.update
 
-    def update(self, checked: int, total: int) -> None:
+    def update(self, done: int, total: int) -> None:
         import time
 
-        if self.quiet or checked % 25:
+        if self.quiet:
             return
+        now = time.perf_counter()
+        if now - self.start < 1.0 or (now - self.last < 0.1 and done < total):
+            return
+        self.last = now
         if self.bar is None:
-            if time.perf_counter() - self.start < 1.0:
-                return
-            self.bar = click.progressbar(length=total, label="nodes checked", file=sys.stderr)
+            self.bar = click.progressbar(
+                length=max(total, 1), label=self.label, file=sys.stderr, show_pos=True
+            )
             self.bar.__enter__()
-        self.bar.update(checked - self.bar.pos)
+        if total > 0:
+            self.bar.length = max(total, done)
+        self.bar.update(max(0, done - self.bar.pos))
 
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
+            if exc[0] is None:
+                self.bar.update(self.bar.length - self.bar.pos)
             self.bar.__exit__(*exc)
 
 
@@ -326,6 +432,30 @@ def _print_result(r) -> None:
         )
         for q, lv in r.levels.items():
             click.echo(f"  {q}: level {lv}")
+    elif r.measures.get("passes"):
+        click.echo(f"passes over the outliers ({r.algorithm}, {r.checked} nodes checked):")
+        for p in r.measures["passes"]:
+            click.echo(
+                f"  pass {p['pass']}: {p['transformation'] or 'no transformation'}: released "
+                f"{p['released_rows']} rows in {p['classes']} classes, "
+                f"{p['suppressed_after']} suppressed after"
+            )
+    elif r.metric == "sse":  # seed 001's microaggregation
+        m = r.measures
+        click.echo(
+            f"microaggregation ({r.algorithm}): {m['groups']} groups, smallest "
+            f"{m['smallest_group']} records"
+        )
+        util = ("silhouette", "davies_bouldin", "structural_utility", "separability")
+        util += ("combined_utility",)
+        click.echo(
+            "utility: " + ", ".join(f"{u} {m[u]:.4f}" for u in util if isinstance(m.get(u), float))
+        )
+    elif r.algorithm.startswith(("mondrian", "tada")):  # seed 003's partitionings
+        click.echo(
+            f"multidimensional partitioning ({r.algorithm}): {r.measures['groups']} groups, "
+            f"{r.measures['partitions']} Mondrian partitions"
+        )
     else:
         click.echo(f"multidimensional recoding ({r.algorithm}, {r.checked} class merges)")
     m = r.measures
@@ -358,20 +488,51 @@ def _echo_relation(relation, as_json: bool) -> None:
     click.echo(frame.to_string(index=False) if frame is not None else str(relation))
 
 
-def _echo_result(result, as_json: bool) -> None:
-    if as_json:
-        import json
+def _echo_result(result, as_json: bool, qis: list[str] | None = None) -> None:
+    """A run's summary: the JSON document (README "JSON output") or text, and its warnings
+    (on standard error in text mode)."""
+    from anonsql.api import summary_document, warnings_of
 
-        click.echo(json.dumps(result.summary(), indent=2, default=float))
-    else:
-        _print_result(result)
+    if as_json:
+        click.echo(json_text(summary_document(result, qis)))
+        return
+    _print_result(result)
+    for warning in warnings_of(result):
+        click.echo(f"warning: {warning}", err=True)
+
+
+def json_text(document: Any) -> str:
+    import json
+
+    return json.dumps(document, indent=2, default=_json_default)
+
+
+def progress_label(algorithm: str | None) -> str:
+    """What the progress bar counts for an algorithm (see _progress)."""
+    if algorithm == "greedy":
+        return "violating classes merged"
+    if algorithm in (None, "flash", "exhaustive"):
+        return "lattice nodes settled"
+    if algorithm == "heuristic":
+        return "node checks"
+    return algorithm
+
+
+def run_qis(db, run_id: int | None) -> list[str] | None:
+    """The QIs of a recorded run (for the JSON of table recodings, which have no levels)."""
+    import json
+
+    if run_id is None or not db.backend.table_exists("anonsql_runs"):
+        return None
+    rows = db.backend.fetchall(
+        "SELECT parameters FROM anonsql_runs WHERE run_id = ?", [int(run_id)]
+    )
+    return list(json.loads(rows[0][0]).get("qis") or []) if rows else None
 
 
 def _print_evaluation(ev, as_json: bool) -> None:
-    import json
-
     if as_json:
-        click.echo(json.dumps(ev.to_dict(), indent=2, default=float))
+        echo_json("evaluation", ev.to_dict())
         return
     click.echo(f"rows {ev.rows}, classes {ev.classes}, suppressed rows {ev.suppressed_rows}")
     for m in ev.models:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from anonsql.backend import redact
-from anonsql.cli.common import _print_result, db_option, friendly, open_db
+from anonsql.cli.common import (
+    _print_result,
+    db_option,
+    friendly,
+    model_options,
+    open_db,
+    split_list,
+)
 
 
 @click.command("import")
@@ -16,7 +23,12 @@ from anonsql.cli.common import _print_result, db_option, friendly, open_db
 @db_option
 @friendly
 def import_cmd(table: str, file: str, sep: str, replace: bool, db_path: str) -> None:
-    """Load a CSV (with a header row) or Parquet FILE into TABLE, in one transaction."""
+    """Load a CSV (with a header row) or Parquet FILE into TABLE, in one transaction.
+
+    \b
+    Example:
+      anonsql import adult ../shared/data/adult/adult.csv --sep ';'
+    """
     n = open_db(db_path).import_file(table, file, sep=sep, replace=replace)
     click.echo(f"imported {n} rows into {table!r}")
 
@@ -50,7 +62,13 @@ def demo(rows: int, seed: int, replace: bool, db_path: str) -> None:
     """Create the seeded census demo table, store its shipped hierarchies, anonymize it
     (5-anonymity and distinct 2-diversity of income, at most 5% suppressed) into the view
     census_anonymized, and show the result. Run again, it replaces what it wrote itself;
-    a table or hierarchy of the user's is replaced only with --replace."""
+    a table or hierarchy of the user's is replaced only with --replace.
+
+    \b
+    Examples:
+      anonsql demo
+      anonsql demo --rows 2000 --seed 1 --db small.duckdb
+    """
     from anonsql.anonymization import Spec
     from anonsql.anonymization import anonymize as run
     from anonsql.demo.setup import DEMO_OUTPUT, DEMO_QIS, setup_demo
@@ -96,3 +114,150 @@ def demo(rows: int, seed: int, replace: bool, db_path: str) -> None:
     query = exp.select("*").from_(table(DEMO_OUTPUT)).where(kept).limit(8)
     click.echo("first released rows (suppressed rows hold * in every QI):")
     click.echo(db.backend.fetch_df(query).to_string(index=False))
+
+
+@click.command("export")
+@click.argument("relation")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--sep", default=",", show_default=True, help="CSV field separator.")
+@db_option
+@friendly
+def export_cmd(relation: str, file: str, sep: str, db_path: str) -> None:
+    """Write RELATION (a table, or an anonymized view as its readers see it) to FILE:
+    Parquet for .parquet/.pq, else CSV with a header row. All or nothing.
+
+    \b
+    Example (on the demo database):
+      anonsql export census_anonymized census_anonymized.csv
+    """
+    from anonsql.export_file import export_file
+
+    n = export_file(open_db(db_path, create=False), relation, file, sep=sep)
+    click.echo(f"exported {n} rows of {relation!r} to {file}")
+
+
+def _table_name(file: str) -> str:
+    """The file's stem when it is a plain name (so messages name the data as the user
+    does), else ``data``."""
+    import re
+    from pathlib import Path
+
+    stem = Path(file).stem
+    ok = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", stem) and not stem.lower().startswith("anonsql")
+    return stem if ok else "data"
+
+
+@click.command("anonymize-file")
+@click.argument("file", type=click.Path(dir_okay=False, exists=True))
+@click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
+@click.option("--sa", help="Sensitive attribute (for l-diversity and t-closeness).")
+@model_options
+@click.option(
+    "--hierarchies",
+    "hierarchy_dir",
+    type=click.Path(file_okay=False, exists=True),
+    help="Folder of hierarchy files, named as ARX names them (<data>_hierarchy_<column>.csv) "
+    "unless --pattern says otherwise.",
+)
+@click.option(
+    "--pattern",
+    default="*_hierarchy_{column}.csv",
+    show_default=True,
+    help="Hierarchy file names in --hierarchies, {column} standing for the column.",
+)
+@click.option("--out", "out_file", required=True, help="Output file: .csv, or .parquet/.pq.")
+@click.option("--sep", default=",", show_default=True, help="Field separator of a CSV FILE.")
+@click.option("--out-sep", default=None, help="Field separator of a CSV output (default: --sep).")
+@click.option(
+    "--suppression",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Share of records that may be suppressed, in [0, 1].",
+)
+@click.option("--metric", default=None, help="Quality model, as for anonymize.")
+@click.option(
+    "--algorithm",
+    default="flash",
+    show_default=True,
+    help="As for anonymize (flash, exhaustive, heuristic, greedy, ...).",
+)
+@click.option("--identifiers", help="Direct identifiers, comma-separated: left out.")
+@click.option(
+    "--missing",
+    type=click.Choice(["error", "suppress"]),
+    default="error",
+    show_default=True,
+    help="A QI value its hierarchy lacks: an error, or suppress those rows.",
+)
+@click.option("--drop-suppressed", is_flag=True, help="Leave suppressed rows out of the file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@friendly
+def anonymize_file(
+    file,
+    qi,
+    sa,
+    hierarchy_dir,
+    pattern,
+    out_file,
+    sep,
+    out_sep,
+    suppression,
+    metric,
+    algorithm,
+    identifiers,
+    missing,
+    drop_suppressed,
+    as_json,
+    **goal,
+) -> None:
+    """Anonymize a CSV or Parquet FILE into --out in one go: the file is loaded into a
+    throw-away in-memory database with the hierarchies of --hierarchies, anonymized as
+    `anonsql anonymize` would, and the released rows written to --out (suppressed rows
+    hold * in every QI unless --drop-suppressed). Nothing is kept but --out.
+
+    \b
+    Example (Adult and its ARX hierarchies):
+      anonsql anonymize-file ../shared/data/adult/adult.csv --sep ';' \\
+          --qi sex,age,race,marital-status,education --k 5 --suppression 0.05 \\
+          --hierarchies ../shared/data/adult --out adult_k5.csv
+    """
+    from anonsql.anonymization import anonymize as run
+    from anonsql.cli.common import _echo_result, _progress, _spec, progress_label
+    from anonsql.cli.hierarchy import hierarchy_files
+    from anonsql.export_file import export_file
+    from anonsql.hierarchy.loaders import load_file
+
+    spec = _spec(
+        qi,
+        sa,
+        **goal,
+        suppression=suppression,
+        metric=metric,
+        algorithm=algorithm,
+        output="anonymized",
+        identifiers=split_list(identifiers) or None,
+        missing=missing,
+        materialize="table",
+        drop_suppressed=drop_suppressed,
+    )
+    # the hierarchy files are read and checked before anything else happens
+    loaded = (
+        [load_file(c, str(f), None, None) for c, f in hierarchy_files(hierarchy_dir, pattern)]
+        if hierarchy_dir
+        else []
+    )
+    db = open_db(":memory:")
+    try:
+        name = _table_name(file)
+        db.import_file(name, file, sep=sep)
+        for h in loaded:
+            db.hierarchies.save(h)
+        with _progress(as_json, progress_label(spec.algorithm)) as progress:
+            result = run(db, name, spec, progress)
+        export_file(db, "anonymized", out_file, sep=out_sep or sep)
+    finally:
+        db.close()
+    _echo_result(result, as_json, spec.qis)
+    if not as_json:
+        click.echo(f"wrote {out_file}")

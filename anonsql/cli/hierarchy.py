@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import click
@@ -12,7 +13,13 @@ from anonsql.cli.common import db_option, friendly, open_db, split_list
 
 @click.group()
 def hierarchy() -> None:
-    """Store, build, inspect and check generalization hierarchies."""
+    """Store, build, inspect and check generalization hierarchies.
+
+    \b
+    Examples:
+      anonsql hierarchy load-dir ../shared/data/adult
+      anonsql hierarchy list
+    """
 
 
 @hierarchy.command("load")
@@ -28,12 +35,100 @@ def hierarchy() -> None:
 @db_option
 @friendly
 def hierarchy_load(name: str, file: str, fmt: str | None, sep: str | None, db_path: str) -> None:
-    """Read a hierarchy from FILE and store it as NAME (replacing a stored one)."""
+    """Read a hierarchy from FILE and store it as NAME (replacing a stored one).
+
+    \b
+    Examples:
+      anonsql hierarchy load age ../shared/data/adult/adult_hierarchy_age.csv
+      anonsql hierarchy load race race.csv --format parent-child
+    """
     from anonsql.hierarchy.loaders import load_file
 
     h = load_file(name, file, fmt, sep)  # read and checked before the database is opened
     h = open_db(db_path).hierarchies.save(h)
     click.echo(_describe(h))
+
+
+#: ARX's file names: ``adult_hierarchy_age.csv`` is the hierarchy of column ``age``
+ARX_PATTERN = "*_hierarchy_{column}.csv"
+
+
+def hierarchy_files(directory: str, pattern: str = ARX_PATTERN) -> list[tuple[str, Path]]:
+    """(column, file) for every file of ``directory`` whose name matches ``pattern``: a glob
+    (``*`` any text) with one ``{column}`` that names the column, e.g. the default
+    ``*_hierarchy_{column}.csv`` (ARX's naming) or ``{column}.json``. Sorted by column."""
+    import re
+
+    from anonsql.errors import InputError
+
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise InputError(f"{directory!r} is not a folder")
+    if pattern.count("{column}") != 1:
+        raise InputError(f"--pattern {pattern!r}: name the column with exactly one {{column}}")
+    head, tail = pattern.split("{column}")
+
+    def glob(part: str) -> str:
+        return ".*".join(re.escape(p) for p in part.split("*"))
+
+    rx = re.compile(f"^{glob(head)}(?P<column>.+?){glob(tail)}$")
+    found: dict[str, Path] = {}
+    for f in sorted(folder.iterdir()):
+        m = rx.match(f.name)
+        if not f.is_file() or m is None:
+            continue
+        column = m.group("column")
+        if column in found:
+            raise InputError(
+                f"two files for column {column!r} in {directory!r}: {found[column].name} and "
+                f"{f.name}; narrow --pattern"
+            )
+        found[column] = f
+    if not found:
+        raise InputError(f"no file in {directory!r} matches --pattern {pattern!r}")
+    return sorted(found.items())
+
+
+@hierarchy.command("load-dir")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option(
+    "--pattern",
+    default=ARX_PATTERN,
+    show_default=True,
+    help="File names to load: a glob with {column} where the column name stands; each file "
+    "is stored under that name (the QI's default hierarchy).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["arx", "parent-child", "json"]),
+    help="Input format of every file (default: json for .json files, else arx).",
+)
+@click.option("--sep", default=None, help="CSV separator (default: guessed, ';' or ',').")
+@db_option
+@friendly
+def hierarchy_load_dir(
+    directory: str, pattern: str, fmt: str | None, sep: str | None, db_path: str
+) -> None:
+    """Store every hierarchy file of DIRECTORY, named after its column, in one transaction
+    (a bad file stores none).
+
+    \b
+    Examples:
+      anonsql hierarchy load-dir ../shared/data/adult          # adult_hierarchy_age.csv -> age
+      anonsql hierarchy load-dir hierarchies/ --pattern '{column}.json'
+    """
+    from anonsql.hierarchy.loaders import load_file
+
+    # every file is read and checked before the database is opened
+    loaded = [
+        load_file(column, str(f), fmt, sep) for column, f in hierarchy_files(directory, pattern)
+    ]
+    db = open_db(db_path)
+    with db.backend.transaction():
+        saved = [db.hierarchies.save(h) for h in loaded]
+    for h in saved:
+        click.echo(_describe(h))
 
 
 def _values_for_builder(values, value_range, table, column) -> list[str] | list[int] | None:
@@ -89,7 +184,13 @@ def hierarchy_build(
     top,
     db_path,
 ) -> None:
-    """Build hierarchy NAME with a builder and store it."""
+    """Build hierarchy NAME with a builder and store it.
+
+    \b
+    Examples:
+      anonsql hierarchy build age --intervals 5,10,20 --range 0:99
+      anonsql hierarchy build zip --mask 1 --table census --column zip
+    """
     from anonsql.errors import InputError
     from anonsql.hierarchy import builders
 
@@ -163,8 +264,13 @@ def _describe(h) -> str:
 def hierarchy_list(versions: bool, db_path: str) -> None:
     """List the stored hierarchies: name, version, key, size, source, and the outputs that
     read each version (a version an output uses is kept until the output is dropped or
-    refreshed)."""
-    cat = open_db(db_path).hierarchies.catalog(all_versions=versions)
+    refreshed).
+
+    \b
+    Example:
+      anonsql hierarchy list --versions
+    """
+    cat = open_db(db_path, create=False).hierarchies.catalog(all_versions=versions)
     if cat.empty:
         click.echo("no hierarchies stored")
     else:
@@ -177,8 +283,13 @@ def hierarchy_list(versions: bool, db_path: str) -> None:
 @db_option
 @friendly
 def hierarchy_show(name: str, limit: int, db_path: str) -> None:
-    """Print a stored hierarchy, one leaf-to-root path per line."""
-    h = open_db(db_path).hierarchies.load(name)
+    """Print a stored hierarchy, one leaf-to-root path per line.
+
+    \b
+    Example:
+      anonsql hierarchy show age --limit 5
+    """
+    h = open_db(db_path, create=False).hierarchies.load(name)
     click.echo(_describe(h).replace("stored hierarchy", "hierarchy"))
     rows = h.to_rows()
     for row in rows[: limit or None]:
@@ -194,10 +305,15 @@ def hierarchy_show(name: str, limit: int, db_path: str) -> None:
 @db_option
 @friendly
 def hierarchy_validate(name: str, table: str | None, column: str | None, db_path: str) -> None:
-    """Check a stored hierarchy's closure table, and optionally a column against it."""
+    """Check a stored hierarchy's closure table, and optionally a column against it.
+
+    \b
+    Example:
+      anonsql hierarchy validate zip --table census --column zip
+    """
     from anonsql.hierarchy.validate import check_invariants
 
-    db = open_db(db_path)
+    db = open_db(db_path, create=False)
     check_invariants(db.hierarchies, name)
     click.echo(f"hierarchy {name!r}: closure table consistent")
     if table:
@@ -211,6 +327,11 @@ def hierarchy_validate(name: str, table: str | None, column: str | None, db_path
 @db_option
 @friendly
 def hierarchy_drop(name: str, db_path: str) -> None:
-    """Remove every version of a stored hierarchy; refused while an output reads one."""
-    open_db(db_path).hierarchies.drop(name)
+    """Remove every version of a stored hierarchy; refused while an output reads one.
+
+    \b
+    Example:
+      anonsql hierarchy drop age_5
+    """
+    open_db(db_path, create=False).hierarchies.drop(name)
     click.echo(f"dropped hierarchy {name!r}")

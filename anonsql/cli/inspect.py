@@ -12,11 +12,16 @@ from anonsql.cli.common import (
     _print_evaluation,
     _spec,
     db_option,
+    echo_json,
     friendly,
     model_options,
     open_db,
     split_list,
 )
+
+#: ``anonsql check``'s exit status when a requested model does not hold (1 is bad input, as
+#: for every command; 2 is click's for a malformed command line)
+MODEL_FAILS = 3
 
 
 @click.command()
@@ -37,9 +42,19 @@ from anonsql.cli.common import (
 @db_option
 @friendly
 def check(table, qi, sa, levels, suppression, hierarchy_pairs, as_json, db_path, **goal) -> None:
-    """Check privacy models on TABLE's classes and print risk figures; exit 1 when a
-    requested model does not hold. With --population-size or --sampling-fraction the
-    population-uniqueness estimates (Pitman, Zayatz, SNB, Dankar) are reported too."""
+    """Check privacy models on TABLE's classes and print risk figures. With
+    --population-size or --sampling-fraction the population-uniqueness estimates (Pitman,
+    Zayatz, SNB, Dankar) are reported too.
+
+    Exit status: 0 every requested model holds; 3 a model does not hold (with --levels:
+    the transformation is not anonymous); 1 bad input (unknown table or column, bad
+    option value), 2 a malformed command line.
+
+    \b
+    Examples (on the demo database):
+      anonsql check census_anonymized --qi age,sex,race,marital_status,education,zip --k 5
+      anonsql check census --qi age,sex,zip --levels age=2,sex=0,zip=2 --k 5 --json
+    """
     from anonsql.anonymization import build_models
     from anonsql.errors import InputError
     from anonsql.evaluate import check_table, evaluate_levels
@@ -57,7 +72,7 @@ def check(table, qi, sa, levels, suppression, hierarchy_pairs, as_json, db_path,
     spec = _spec(qi, sa, **goal)
     estimate = {"population_size": population_size, "sampling_fraction": sampling_fraction}
     models = build_models(spec)
-    db = open_db(db_path)
+    db = open_db(db_path, create=False)
     if spec.t is not None and spec.t_variant == "hierarchical-emd" and sa is not None:
         # the model's SQL reads the closure rows of a pinned version key, not of a name
         name = db.hierarchies.resolve(sa, goal["sa_hierarchy"])
@@ -84,7 +99,7 @@ def check(table, qi, sa, levels, suppression, hierarchy_pairs, as_json, db_path,
         ev = check_table(db, table, spec.qis, models, sa, goal["sa_hierarchy"], **estimate)
     _print_evaluation(ev, as_json)
     if not all(m.holds for m in ev.models) or (levels and not ev.anonymous):
-        sys.exit(1)
+        sys.exit(MODEL_FAILS)
 
 
 @click.command()
@@ -99,16 +114,20 @@ def check(table, qi, sa, levels, suppression, hierarchy_pairs, as_json, db_path,
 def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path) -> None:
     """Information loss of GENERALIZED (or of --levels) against ORIGINAL: seed 004's seven
     alterations and quality criteria, ARX's Loss and Precision (and with --levels every ARX
-    quality model)."""
-    import json
+    quality model).
 
+    \b
+    Examples:
+      anonsql metrics census census_anonymized --qi age,sex,zip
+      anonsql metrics census --qi age,sex,zip --levels age=2,sex=0,zip=3
+    """
     from anonsql.errors import InputError
     from anonsql.evaluate import evaluate_levels, loss_of_tables
     from anonsql.models import KAnonymity
 
     qis = split_list(qi)
     hier = _parse_pairs(hierarchy_pairs, "--hierarchy")
-    db = open_db(db_path)
+    db = open_db(db_path, create=False)
     if bool(generalized) == bool(levels):
         raise InputError("give either GENERALIZED or --levels")
     if levels:
@@ -125,7 +144,7 @@ def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path
     else:
         figures = loss_of_tables(db, original, generalized, qis, hier)
     if as_json:
-        click.echo(json.dumps(figures, indent=2, default=float))
+        echo_json("metrics", figures)
     else:
         for k, v in figures.items():
             click.echo(f"{k} = {v:.10g}")
@@ -155,36 +174,84 @@ def represent(
     run_id: int, kind: str, name: str | None, materialize: str, replace: bool, db_path: str
 ) -> None:
     """Materialize a data-mining encoding of RUN_ID's output: one column <qi>__<node> per
-    hierarchy node (seed 000)."""
+    hierarchy node (seed 000).
+
+    \b
+    Example:
+      anonsql represent 1 --kind proportional
+    """
     from anonsql.output.representation import materialize_representation
 
     made = materialize_representation(
-        open_db(db_path), run_id, kind, name, materialize, replace=replace
+        open_db(db_path, create=False), run_id, kind, name, materialize, replace=replace
     )
     click.echo(f"wrote {materialize} {made!r}")
 
 
 @click.command()
 @click.argument("run_id", type=int)
-@click.option("--target", required=True, help="Binary column to predict (not a QI).")
-@click.option("--seeds", default=10, show_default=True, help="Training repetitions.")
+@click.option(
+    "--target",
+    required=True,
+    help="Column to predict (not a QI): binary (AUC-ROC) or with more values (macro AUC).",
+)
+@click.option("--seeds", default=10, show_default=True, help="Network initializations.")
+@click.option(
+    "--protocol",
+    type=click.Choice(["paper", "per-encoding"]),
+    default="paper",
+    show_default=True,
+    help="paper: one model trained on the original table (proportional), tested on every "
+    "encoding; per-encoding: a model per encoding, trained on the original in that encoding.",
+)
+@click.option("--train-run", type=int, help="Train on this run's output instead (Figs. 4-5).")
+@click.option(
+    "--train-kind",
+    type=click.Choice(["proportional", "oneclass", "fillparent", "fillchild"]),
+    default="proportional",
+    show_default=True,
+    help="With --train-run: the encoding the model trains on.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @db_option
 @friendly
-def evaluate(run_id: int, target: str, seeds: int, as_json: bool, db_path: str) -> None:
-    """Data utility of RUN_ID's output for data mining (seed 000): an MLP trained on the
-    original table, AUC-ROC on each encoding of the anonymized table. Needs anonsql[eval]."""
+def evaluate(
+    run_id: int,
+    target: str,
+    seeds: int,
+    protocol: str,
+    train_run: int | None,
+    train_kind: str,
+    as_json: bool,
+    db_path: str,
+) -> None:
+    """Data utility of RUN_ID's output for data mining (seed 000): an MLP trained once (on
+    the original table, or on --train-run's output), scored on each encoding of RUN_ID's
+    held-out rows: AUC and accuracy. Needs anonsql[eval].
+
+    \b
+    Example:
+      anonsql evaluate 1 --target income --seeds 3
+    """
     import json
     from dataclasses import asdict
 
     from anonsql.utility import evaluate_run
 
-    scores = evaluate_run(open_db(db_path), run_id, target, seeds)
+    scores = evaluate_run(
+        open_db(db_path, create=False), run_id, target, seeds, protocol=protocol,
+        train_run=train_run,
+        train_kind=train_kind,
+    )  # fmt: skip
     if as_json:
         click.echo(json.dumps([asdict(s) for s in scores], indent=2))
         return
+    click.echo(f"trained on: {scores[0].trained_on if scores else '-'}")
     for s in sorted(scores, key=lambda s: -s.mean_auc):
-        click.echo(f"{s.representation:12s} AUC-ROC {s.mean_auc:.4f} +- {s.std_auc:.4f}")
+        click.echo(
+            f"{s.representation:12s} AUC {s.mean_auc:.4f} +- {s.std_auc:.4f}  "
+            f"accuracy {s.mean_accuracy:.4f} +- {s.std_accuracy:.4f}"
+        )
 
 
 @click.command()
@@ -207,10 +274,17 @@ def report(
     sampling_fraction: float | None,
     db_path: str,
 ) -> None:
-    """Write RUN_ID's report as JSON and as a self-contained HTML page."""
+    """Write RUN_ID's report as JSON and as a self-contained HTML page.
+
+    \b
+    Examples:
+      anonsql runs --last 1
+      anonsql report 1 --out reports
+    """
     from anonsql.output.report import build_report, write_report
 
-    figures = build_report(open_db(db_path), run_id, population, population_size, sampling_fraction)
+    db = open_db(db_path, create=False)
+    figures = build_report(db, run_id, population, population_size, sampling_fraction)
     paths = write_report(figures, out_dir)
     for path in paths:
         click.echo(str(path))

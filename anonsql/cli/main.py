@@ -9,17 +9,32 @@ import sys
 import click
 
 from anonsql import __version__
-from anonsql.cli import anonymize, data, hierarchy, inspect, sql
+from anonsql.cli import anonymize, data, hierarchy, inspect, runs, sql
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="anonsql")
-def cli() -> None:
-    """anonsql: anonymization that lives inside the database."""
+@click.option(
+    "--verbose", is_flag=True, help="Show the engines' own logs (Spark's, quiet by default)."
+)
+def cli(verbose: bool) -> None:
+    """anonsql: anonymization that lives inside the database.
+
+    Start with `anonsql demo`, or `anonsql anonymize-file FILE --qi ... --k 5 --hierarchies
+    DIR --out OUT` for a file in and a file out. `anonsql COMMAND --help` shows each
+    command's options and an example. Papers are cited as "seed 000" ... "seed 004": the
+    README's References section names them.
+    """
+    if verbose:
+        import os
+
+        os.environ["ANONSQL_VERBOSE"] = "1"
 
 
 for command in (
     data.import_cmd,
+    data.export_cmd,
+    data.anonymize_file,
     hierarchy.hierarchy,
     inspect.check,
     inspect.metrics,
@@ -27,6 +42,7 @@ for command in (
     sql.sql_cmd,
     anonymize.run_cmd,
     anonymize.status,
+    runs.runs_cmd,
     anonymize.refresh,
     inspect.represent,
     inspect.evaluate,

@@ -9,7 +9,13 @@ from anonsql.cli.common import _echo_relation, _echo_result, db_option, friendly
 
 @click.command("sql")
 @click.argument("statements", required=False)
-@click.option("-f", "--file", "sql_file", type=click.Path(dir_okay=False), help="Read a file.")
+@click.option(
+    "-f",
+    "--file",
+    "sql_file",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Read the statements from a file ('-': standard input).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
 @click.option(
     "--allow-files/--no-allow-files",
@@ -28,7 +34,14 @@ def sql_cmd(
 ) -> None:
     """Run SQL: the engine's own statements (DuckDB, PostgreSQL or Spark SQL, as --db says)
     and anonymization statements (ANONYMIZE TABLE ... INTO ... WITH (...), or CREATE VIEW
-    ... AS SELECT ... WITH ANONYMIZATION (...))."""
+    ... AS SELECT ... WITH ANONYMIZATION (...)).
+
+    \b
+    Examples (on the demo database):
+      anonsql sql "SELECT count(*) FROM census_anonymized"
+      anonsql sql "ANONYMIZE TABLE census INTO census_k10 WITH (k = 10, qi = (age, sex))"
+      echo "SELECT 42" | anonsql sql -f -
+    """
     from pathlib import Path
 
     from anonsql.connection import Connection, split_statements
@@ -38,9 +51,13 @@ def sql_cmd(
         raise InputError("give the statements or -f FILE (one of them)")
     if statements:
         text = statements
+    elif sql_file == "-":
+        text = click.get_text_stream("stdin").read()
     else:
         try:
-            text = Path(sql_file).read_text(encoding="utf-8")
+            # bytes, not read_text: universal newlines would turn a \r\n inside a quoted
+            # name or string into \n
+            text = Path(sql_file).read_bytes().decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(f"SQL file {sql_file!r} is not UTF-8 text: {e}") from None
         except OSError as e:
@@ -51,7 +68,7 @@ def sql_cmd(
     for sql, anonymization in split_statements(text):
         if anonymization:
             run = con.run_anonymization(sql)
-            _echo_result(run.result, as_json)
+            _echo_result(run.result, as_json, run.qis)
             continue
         try:
             _echo_relation(con.plain(sql), as_json)
@@ -64,7 +81,13 @@ def sql_cmd(
 @friendly
 def install_macros_cmd(db_path: str) -> None:
     """Store anonsql's table macros (anonsql_classes, anonsql_k, anonsql_l, anonsql_t) in the
-    database, for connections that do not go through anonsql (a dbt post-hook, a BI tool)."""
+    database, for connections that do not go through anonsql (a dbt post-hook, a BI tool).
+
+    \b
+    Examples:
+      anonsql install-macros
+      anonsql sql "SELECT * FROM anonsql_k('census_anonymized', ['age', 'sex'])"
+    """
     from anonsql.backend.macros import install_macros
     from anonsql.errors import UnsupportedDialectError
 
@@ -88,15 +111,34 @@ def install_macros_cmd(db_path: str) -> None:
     "sqlglot's dialects that can express the run).",
 )
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Write to a file.")
+@click.option("--output", help="Instead of RUN_ID: the latest run that wrote this output.")
 @db_option
 @friendly
-def transpile(run_id: int | None, dialect: str, out_file: str | None, db_path: str) -> None:
+def transpile(
+    run_id: int | None, dialect: str, out_file: str | None, output: str | None, db_path: str
+) -> None:
     """Print the SQL that rebuilds RUN_ID's output (default: the latest run with one) in
-    another engine: hierarchy tables, the run's suppressed classes or recodings, the view."""
+    another engine: hierarchy tables, the run's suppressed classes or recodings, the view.
+    The target needs the source table under the same name.
+
+    \b
+    Example (on the demo database):
+      anonsql transpile --output census_anonymized --dialect postgres --out deploy.sql
+    """
+    from anonsql.cli.runs import list_runs
+    from anonsql.errors import InputError
     from anonsql.output.deploy import deployment_script
     from anonsql.output.files import write_text_atomic
 
-    script = deployment_script(open_db(db_path), run_id, dialect.lower())
+    db = open_db(db_path, create=False)
+    if output is not None:
+        if run_id is not None:
+            raise InputError("give RUN_ID or --output, not both")
+        runs = list_runs(db, output)
+        if not runs:
+            raise InputError(f"no run wrote an output named {output!r} in this database")
+        run_id = runs[-1]["run_id"]
+    script = deployment_script(db, run_id, dialect.lower())
     if out_file:
         write_text_atomic(out_file, script)  # a full disk leaves no half-written script
         click.echo(out_file)

@@ -62,6 +62,16 @@ class Histogram:
             counts = counts + self.missing_sens
         return counts / (self.rows + self.missing_rows)
 
+    def marginal(self, j: int) -> np.ndarray:
+        """Rows per leaf of QI j, dense over the hierarchy's node ids (float64)."""
+        return np.bincount(self.codes[:, j], self.weights, minlength=self.hierarchies[j].size)
+
+    def pair_marginal(self, a: int, b: int) -> np.ndarray:
+        """Rows per pair of leaves of QIs a and b, dense over ``id_a * size_b + id_b``."""
+        size_b = self.hierarchies[b].size
+        pair = self.codes[:, a].astype(np.int64) * size_b + self.codes[:, b]
+        return np.bincount(pair, self.weights, minlength=self.hierarchies[a].size * size_b)
+
     @classmethod
     def from_frame(
         cls,
@@ -111,8 +121,13 @@ class Histogram:
         hierarchy_names: list[str],
         sensitive: str | None = None,
         missing: str = "error",
+        within: str | None = None,
+        max_rows: int | None = None,
     ) -> Histogram:
         """One GROUP BY in the database: QI values are joined to their leaf node ids.
+        ``within``: a table of raw QI values ``v0, v1, ...`` (as VARCHAR); only the rows
+        whose QI values are one of its rows are counted (seed 002's passes over the
+        outliers, :mod:`anonsql.algorithms.rho_gain`).
 
         A QI value its hierarchy lacks (or NULL) is an error naming the values, or with
         ``missing="suppress"`` its rows are left out and counted in :attr:`missing_rows`
@@ -122,8 +137,14 @@ class Histogram:
             raise InputError(f"missing is 'error' or 'suppress', not {missing!r}")
         hierarchies = [db.hierarchies.load(n) for n in hierarchy_names]
         keys = [db.hierarchies.pin(n) for n in hierarchy_names]
-        query = histogram_query(source, qis, keys, sensitive)
+        query = histogram_query(source, qis, keys, sensitive, within)
+        if max_rows is not None:
+            # a histogram beyond the memory budget is never read whole: the caller keeps it
+            # in the engine instead (anonsql.data.engine_classes)
+            query = query.limit(max_rows + 1)
         grouped = db.backend.fetch_columns(query)
+        if max_rows is not None and len(grouped["n"]) > max_rows:
+            raise HistogramTooLarge(max_rows)
         bad = np.zeros(len(grouped["n"]), dtype=bool)
         for j, (q, n) in enumerate(zip(qis, hierarchy_names, strict=True)):
             ids = grouped[f"q{j}"]
@@ -159,6 +180,14 @@ class Histogram:
         return hist
 
 
+class HistogramTooLarge(Exception):
+    """The histogram has more rows than the memory budget allows to read (``max_rows``)."""
+
+    def __init__(self, max_rows: int) -> None:
+        super().__init__(f"the histogram has more than {max_rows} rows")
+        self.max_rows = max_rows
+
+
 def _explain_missing(db: Database, source: str, column: str, hierarchy: str) -> None:
     """Raise the hierarchy's missing-values error, saying how a run can go on."""
     from anonsql.errors import MissingValuesError
@@ -175,7 +204,11 @@ def _explain_missing(db: Database, source: str, column: str, hierarchy: str) -> 
 
 
 def histogram_query(
-    source: str, qis: list[str], hierarchy_names: list[str], sensitive: str | None
+    source: str,
+    qis: list[str],
+    hierarchy_names: list[str],
+    sensitive: str | None,
+    within: str | None = None,
 ) -> exp.Select:
     """Group the source by its raw QI values first (one pass over the rows, no joins), then
     map the distinct combinations to leaf node ids. A LEFT JOIN keeps values the hierarchy
@@ -191,6 +224,12 @@ def histogram_query(
         .group_by(*[exp.Literal.number(i + 1) for i in range(len(raw))])
     )
     select = exp.select().from_(exp.alias_(grouped.subquery(), "g", table=True))
+    if within is not None:
+        # after the GROUP BY: the join costs one probe per distinct combination, not per row
+        on = exp.and_(
+            *[exp.column(f"v{j}", "w").eq(exp.column(f"v{j}", "g")) for j in range(len(qis))]
+        )
+        select = select.join(exp.alias_(table(within), "w", table=True), on=on, copy=False)
     for j, h in enumerate(hierarchy_names):
         alias = f"h{j}"
         on = exp.and_(
@@ -207,4 +246,4 @@ def histogram_query(
     return select.select(exp.alias_(exp.column("n", "g"), "n"), copy=False)
 
 
-__all__ = ["Histogram", "histogram_query"]
+__all__ = ["Histogram", "HistogramTooLarge", "histogram_query"]

@@ -260,7 +260,9 @@ def gaa(
         if violates(s):
             heapq.heappush(heap, (sizes[s], key, cid))
         if progress is not None and merges % 256 == 0:
-            progress(merges, 0)
+            # violating classes taken off the heap so far, of those and the ones left: the
+            # share reaches 1 exactly when no class violates the model any more
+            progress(merges, merges + len(heap))
 
     final_nodes = nodes[:n].astype(np.int64)
     out_rows = np.empty(len(hist.counts), dtype=np.int64)

@@ -75,7 +75,7 @@ def arx_round(values):
 
 def _leaf_counts(hist: Histogram, j: int) -> tuple[np.ndarray, np.ndarray]:
     """Distinct leaves of QI j in the data and their record counts."""
-    dense = np.bincount(hist.codes[:, j], hist.weights, minlength=hist.hierarchies[j].size)
+    dense = hist.marginal(j)  # computed in the engine for a histogram kept there
     leaves = np.flatnonzero(dense)
     return leaves, dense[leaves]
 

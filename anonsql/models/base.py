@@ -59,6 +59,9 @@ class ClassStats:
     sensitive_hierarchy: Hierarchy | None = None
     #: per class: its records in the population table (models with ``needs_population``)
     population: np.ndarray | None = None
+    #: classes of the population (generalized alike) holding no record of the table: not
+    #: classes of the release, yet delta-presence tests them (``PrivacyModel.fails_unreleased``)
+    population_only: int = 0
 
     @property
     def classes(self) -> int:
@@ -132,3 +135,10 @@ class PrivacyModel(ABC):
 
     def check(self, stats: ClassStats) -> np.ndarray:
         return self.passes(self.class_values(stats))
+
+    def fails_unreleased(self, stats: ClassStats) -> bool:
+        """Whether a class of the population without any record of the table
+        (``stats.population_only``) fails the model. Such a class releases nothing, so no
+        suppression can repair it: the whole transformation fails (ARX's ``HashGroupify``
+        for d-presence). Only delta-presence with delta_min > 0 says yes."""
+        return False

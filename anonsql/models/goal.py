@@ -97,16 +97,6 @@ def population_models(spec: Any) -> list[PrivacyModel]:
     if d_min is not None or d_max is not None:
         if population is None:
             raise InputError("delta-presence needs the population table (population)")
-        if d_min:
-            # Nergiz et al. require P(t in T | T*) >= delta_min for every *population*
-            # record, so a population class without any released record fails (ARX rejects
-            # such a transformation). The search and the guard test the released classes
-            # only: until they also test those population classes, a lower bound is refused
-            # rather than half enforced.
-            raise InputError(
-                "delta-presence with delta_min > 0 is not supported yet (population classes "
-                "without released records would go untested); give delta_max only"
-            )
         models.append(
             DeltaPresence(
                 0.0 if d_min is None else d_min, 1.0 if d_max is None else d_max, population

@@ -115,9 +115,9 @@ class Requirements:
     def stats(self, part: Partition, hist: Histogram) -> ClassStats:
         if hist.sens is not None and self._overall is None:
             self._overall = hist.overall_distribution()
-        population = None
+        population, population_only = None, 0
         if self.population is not None and any(m.needs_population for m in self.models):
-            population = population_counts(part, self.population)
+            population, population_only = population_classes(part, self.population)
         return ClassStats(
             part.sizes,
             part.pair_class,
@@ -127,7 +127,15 @@ class Requirements:
             hist.sens_labels or None,
             self.sensitive_hierarchy,
             population,
+            population_only,
         )
+
+    def unreleasable(self, stats: ClassStats) -> bool:
+        """Whether a class of the population without records of the table fails a model
+        (delta-presence with delta_min > 0): no suppression repairs it, so the node fails
+        whatever the limit, and so do its specializations (their population-only classes
+        split it; :mod:`anonsql.models.delta_presence`)."""
+        return any(m.fails_unreleased(stats) for m in self.models)
 
     def _enforce_tables(
         self, part: Partition, passing: np.ndarray, rows: int | None = None
@@ -155,6 +163,9 @@ class Requirements:
         limit. The models monotone with suppression (cheap counts) run first; the others only
         on the classes still passing, which is the same result for less work."""
         stats = self.stats(part, hist)
+        if self.unreleasable(stats):
+            # nothing can be released (the guard withholds every row)
+            return Assessment(np.zeros(part.classes, dtype=bool), hist.rows, False)
         passing = np.ones(part.classes, dtype=bool)
         for m in self.class_models:
             if m.monotone_with_suppression:
@@ -180,9 +191,11 @@ class Requirements:
         specializations non-anonymous (predictive tagging is sound).
 
         With less than one record allowed, nothing may be suppressed and monotonicity without
-        suppression decides; with every record allowed, every node is anonymous; otherwise
-        every model must be monotone with suppression (the property is closed under
-        conjunction: a union passes all of them as soon as one of its classes does)."""
+        suppression decides; with every record allowed, every node is anonymous except those
+        with a population-only class failing delta-presence, and a node without one has
+        generalizations without one (:meth:`unreleasable`); otherwise every model must be
+        monotone with suppression (the property is closed under conjunction: a union passes
+        all of them as soon as one of its classes does)."""
         allowed = self.allowed(rows)
         if allowed >= rows:
             return True
@@ -231,6 +244,11 @@ class Requirements:
         allowed = self.allowed(hist.rows)
         stats = self.stats(part, hist)
         sizes = part.sizes
+        if self.unreleasable(stats):
+            # the node and every specialization fail whatever they suppress: a bound above
+            # any limit says so
+            none = Assessment(np.zeros(part.classes, dtype=bool), hist.rows, False)
+            return Screening(False, none, float(hist.rows) + 1.0)
         passing = np.ones(part.classes, dtype=bool)
         rest = []
         for m in self.class_models:
@@ -366,11 +384,12 @@ def population_histogram(db, models: list[PrivacyModel], qis: list[str], keys: l
     return Histogram.from_database(db, name, list(qis), list(keys), None, missing="suppress")
 
 
-def population_counts(part: Partition, population: Histogram) -> np.ndarray:
-    """Per class of ``part``: the population's records in it. The population's rows (leaf
-    ids of the same hierarchies) generalize with the partition's levels; their class keys and
-    the partition's are grouped together, so a population row counts for the class with the
-    same generalized values (0 where the population has none)."""
+def population_classes(part: Partition, population: Histogram) -> tuple[np.ndarray, int]:
+    """Per class of ``part``: the population's records in it; and how many classes of the
+    population hold no class of ``part`` (population-only classes). The population's rows
+    (leaf ids of the same hierarchies) generalize with the partition's levels; their class keys
+    and the partition's are grouped together, so a population row counts for the class with
+    the same generalized values (0 where the population has none)."""
     hs = part.hierarchies
     m = len(hs)
     pop_codes = np.empty((len(population.counts), m), dtype=np.int64)
@@ -382,7 +401,8 @@ def population_counts(part: Partition, population: Histogram) -> np.ndarray:
     keys = np.concatenate([np.asarray(part.codes, dtype=np.int64), pop_codes])
     ids, groups = group_rows(keys, widths)
     per_group = np.bincount(ids[part.classes :], population.weights, minlength=groups)
-    return per_group[ids[: part.classes]]
+    # the partition's classes are distinct groups: the others are the population's alone
+    return per_group[ids[: part.classes]], groups - part.classes
 
 
 def _over_caps(stats: ClassStats, caps: np.ndarray) -> np.ndarray:
@@ -411,6 +431,7 @@ def _subset(stats: ClassStats, classes: np.ndarray) -> ClassStats:
         stats.labels,
         stats.sensitive_hierarchy,
         stats.population[classes] if stats.population is not None else None,
+        stats.population_only,
     )
 
 

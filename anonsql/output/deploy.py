@@ -127,7 +127,9 @@ def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Exp
                 source=h.source,
             )
         )
-    if params.get("recoding") == "table":
+    from anonsql.output.writer import recoding_kind
+
+    if recoding_kind(params) == "table":
         out.append(t("output/create_recodings"))
         rec = db.backend.fetch_df(
             "SELECT run_id, original, generalized, nodes FROM anonsql_recodings WHERE output = ?",

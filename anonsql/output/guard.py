@@ -174,18 +174,43 @@ def _sensitive_leaves(key: str) -> exp.Select:
 def _population_counts(
     dialect: str, population: str, qis: list[str], recoding: Recoding
 ) -> exp.Select:
-    """The population table grouped by the run's mapping: node ids ``n0..`` and the count
-    ``pn`` of population rows per class. Rows with a value the mapping lacks group under a NULL
-    node id, which the join to the classes never matches (no NOT NULL filter on the mapping's
-    LEFT JOINs, which planners would turn into inner joins; see step 1 below). The population's
-    rows never leave the database: k-map and delta-presence join this to the classes by node
-    ids."""
+    """The population table grouped by the run's mapping: node ids ``n0..``, the count ``pn``
+    of population rows per class and ``known`` (1: the mapping knows every QI value of the
+    group). Rows with a value the mapping lacks group under a NULL node id with ``known`` 0:
+    the join to the classes never matches them, and the population-only classes
+    (:func:`_unreleased`) leave them out. ``known`` is an aggregate, as in step 1 of
+    :func:`guarded_query`, so that no NOT NULL test of the node ids turns the mapping's LEFT
+    JOINs into inner joins (PostgreSQL then plans nested loops). The population's rows never
+    leave the database: k-map and delta-presence join this to the classes by node ids."""
     n_cols = [f"n{j}" for j in range(len(qis))]
     rows = exp.select().from_(exp.alias_(table(population), "pr", table=True))
     rows, nodes, _ = _mapping_joins(rows, dialect, qis, recoding, "pr", _raw)
     keys = [exp.alias_(nd, n) for nd, n in zip(nodes, n_cols, strict=True)]
-    return rows.select(*keys, exp.alias_(exp.Count(this=exp.Star()), "pn"), copy=False).group_by(
-        *[exp.Literal.number(i + 1) for i in range(len(keys))], copy=False
+    every_known = exp.and_(*[nd.is_(exp.null()).not_() for nd in nodes])
+    known_row = exp.Case(
+        ifs=[exp.If(this=every_known, true=exp.convert(1))], default=exp.convert(0)
+    )
+    return rows.select(
+        *keys,
+        exp.alias_(exp.Count(this=exp.Star()), "pn"),
+        exp.alias_(exp.Min(this=known_row), "known"),
+        copy=False,
+    ).group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))], copy=False)
+
+
+def _unreleased(pop: str, ck: str, n_cols: list[str]) -> exp.Expression:
+    """``u``: the number of population classes (known node ids) without a class of the source:
+    population-only classes, which delta-presence with delta_min > 0 fails and no suppression
+    repairs (:mod:`anonsql.models.delta_presence`). A LEFT JOIN kept where the class is
+    missing: an anti-join, planned as a hash join."""
+    on = " AND ".join(f"k.{n} = p.{n}" for n in n_cols)
+    return sqlglot.parse_one(
+        f"""
+        SELECT COUNT(*) AS u
+        FROM {pop} AS p LEFT JOIN {ck} AS k ON {on}
+        WHERE p.known = 1 AND k.class_id IS NULL
+        """,
+        read="duckdb",
     )
 
 
@@ -402,16 +427,26 @@ def guarded_query(
         if tables:
             verdicts = f"{PREFIX}table_ok"
             ctes.extend(_table_verdicts(tables, ck, f"{PREFIX}class_ok", n_cols, verdicts))
+        verdict: exp.Expression = _c("ok", "o")
         ok = (
-            exp.select(*[_c(n, "k") for n in n_cols], _c("ok", "o"))
+            exp.select(*[_c(n, "k") for n in n_cols])
             .from_(exp.alias_(table(ck), "k", table=True))
             .join(
                 exp.alias_(table(verdicts), "o", table=True),
                 on=_c("class_id", "o").eq(_c("class_id", "k")),
             )
         )
+        if any(getattr(mdl, "tests_unreleased", False) for mdl in guard.models):
+            # a population class without source rows fails delta-presence (delta_min > 0):
+            # nothing can be released, every class's verdict is false
+            un = f"{PREFIX}unreleased"
+            ctes.append((un, _unreleased(f"{PREFIX}pop", ck, n_cols)))
+            ok = ok.join(exp.alias_(table(un), "u", table=True), join_type="cross", copy=False)
+            verdict = exp.and_(verdict, _c("u", "u").eq(exp.convert(0)))
+        plain = isinstance(verdict, exp.Column)
+        ok = ok.select(verdict.copy() if plain else exp.alias_(verdict, "ok"), copy=False)
         if failing_only:
-            ok = ok.where(exp.not_(_c("ok", "o")), copy=False)
+            ok = ok.where(exp.not_(verdict.copy()), copy=False)
         ctes.append((ok_name, ok))
 
     # 2. every row with its transformation, joined to its class's verdict

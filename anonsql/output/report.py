@@ -43,6 +43,8 @@ def build_report(
     params = json.loads(row["parameters"])
     levels = json.loads(row["levels"]) if row["levels"] else {}
     measures = json.loads(row["measures"]) if row["measures"] else {}
+    from anonsql.output.writer import lattice_size_of_run
+
     output = row["output"]
     if not output or not be.relation_kind(output):
         raise InputError(f"run {run_id}'s output {output!r} no longer exists")
@@ -61,12 +63,27 @@ def build_report(
         "measures": measures,
         "timings": json.loads(row["timings"]) if row["timings"] else {},
         "nodes_checked": _int(row["nodes_checked"]),
-        "lattice_size": _int(row["lattice_size"]),
+        "lattice_size": lattice_size_of_run(row["lattice_size"], measures),
         "class_sizes": [{"size": s, "classes": c} for s, c in sizes],
         "risk": _risk(sizes, records, int(suppressed)),
         "loss_per_qi": measures.get("per_qi"),
         "solutions": _solutions(be, run_id),
     }
+    if measures.get("passes"):
+        # rho-Gain and local recoding (anonsql.algorithms.rho_gain): one row per pass over
+        # the outliers, and the first pass's figures (a plain lattice run) against the output's
+        report["passes"] = measures["passes"]
+        report["before_after"] = {
+            "before": measures.get("before"),
+            "after": {
+                "classes": measures.get("classes"),
+                "suppressed_rows": measures.get("suppressed_rows"),
+                "aecs_released": measures.get("aecs_released"),
+                "aecs_arx": measures.get("aecs_arx"),
+                "prosecutor_max": report["risk"].get("prosecutor_max"),
+                "prosecutor_avg": report["risk"].get("prosecutor_avg"),
+            },
+        }
     if population is not None:
         report["risk"]["journalist"] = _journalist(db, output, population, qis, params, levels)
     if population_size is None and sampling_fraction is None:
@@ -253,28 +270,39 @@ def bar_chart(labels: list[str], values: list[float], title: str, fmt: str = "{:
 
 def scatter(points: list[dict[str, Any]], title: str) -> str:
     """Anonymous transformations: generalization (sum of levels) against score; the
-    optimum in red, minimal anonymous ones filled."""
+    optimum in red, minimal anonymous ones filled. Both axes carry ticks."""
     if not points:
         return "<p><em>No solution space was recorded (run with --solution-space).</em></p>"
-    w, h, pad = 560, 300, 45
+    w, h, pad, left = 560, 300, 45, 75  # left: room for the score labels
     xs = [sum(p["levels"]) for p in points]
     ys = [p["score"] for p in points]
-    x0, x1 = min(xs), max(xs) or 1
+    x0, x1 = min(xs), max(xs)
     y0, y1 = min(ys), max(ys)
-    sx = (w - 2 * pad) / ((x1 - x0) or 1)
+    sx = (w - left - pad) / ((x1 - x0) or 1)
     sy = (h - 2 * pad) / ((y1 - y0) or 1)
     parts = [
         f'<svg role="img" aria-label="{_e(title)}" width="{w}" height="{h}" '
         f'xmlns="http://www.w3.org/2000/svg">',
-        f'<text x="{pad}" y="16" font-weight="bold">{_e(title)}</text>',
-        f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#888"/>',
-        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="#888"/>',
-        f'<text x="{w / 2}" y="{h - 8}" text-anchor="middle">sum of generalization levels</text>',
-        f'<text x="{pad - 4}" y="{h - pad}" text-anchor="end">{y0:.3g}</text>',
-        f'<text x="{pad - 4}" y="{pad + 4}" text-anchor="end">{y1:.3g}</text>',
+        f'<text x="{left}" y="16" font-weight="bold">{_e(title)}</text>',
+        f'<line x1="{left}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#888"/>',
+        f'<line x1="{left}" y1="{pad}" x2="{left}" y2="{h - pad}" stroke="#888"/>',
+        f'<text x="{(left + w - pad) / 2}" y="{h - 8}" text-anchor="middle">'
+        f"sum of generalization levels</text>",
     ]
+    for t in _ticks(x0, x1, integer=True):
+        tx = left + (t - x0) * sx
+        parts.append(
+            f'<line x1="{tx:.1f}" y1="{h - pad}" x2="{tx:.1f}" y2="{h - pad + 4}" stroke="#888"/>'
+            f'<text x="{tx:.1f}" y="{h - pad + 16}" text-anchor="middle">{t:g}</text>'
+        )
+    for t in _ticks(y0, y1):
+        ty = h - pad - (t - y0) * sy
+        parts.append(
+            f'<line x1="{left - 4}" y1="{ty:.1f}" x2="{left}" y2="{ty:.1f}" stroke="#888"/>'
+            f'<text x="{left - 6}" y="{ty + 4:.1f}" text-anchor="end">{t:.5g}</text>'
+        )
     for p, x, y in zip(points, xs, ys, strict=True):
-        cx = pad + (x - x0) * sx
+        cx = left + (x - x0) * sx
         cy = h - pad - (y - y0) * sy
         color = "#c0392b" if p["optimal"] else "#4a78b5"
         fill = color if p["minimal"] or p["optimal"] else "none"
@@ -305,7 +333,7 @@ def render_html(r: dict[str, Any]) -> str:
                                               risk.get("prosecutor_avg"))),
         ("marketer risk", _num(risk.get("marketer"))),
         ("quality", f"{m.get('metric')} = {_num(m.get('score'))}"),
-        ("search", f"{r['algorithm']}: {r['nodes_checked']} of {r['lattice_size']} nodes checked"),
+        ("search", _search_text(r)),
     ]  # fmt: skip
     u = risk.get("uniqueness") or {}
     if "sample_uniqueness" in u:
@@ -327,6 +355,7 @@ def render_html(r: dict[str, Any]) -> str:
             (f"journalist risk vs {j['population']} (max / avg)", _pair(j["max"], j["avg"]))
         )
     table_html = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+    passes_html = _passes_html(r)
     sizes = r["class_sizes"]
     size_chart = bar_chart(
         [f"size {s['size']}" for s in sizes[:25]],
@@ -334,10 +363,21 @@ def render_html(r: dict[str, Any]) -> str:
         "Classes by size" + (" (25 smallest sizes)" if len(sizes) > 25 else ""),
     )
     dist = risk.get("distribution", [])
+    # each bar is a band (lower bound excluded, upper included), and suppressed records,
+    # which carry no risk, get a bar of their own so that the bars add up to the table
+    lows = [0.0] + [d["risk_up_to"] for d in dist[:-1]]
+    bands = [
+        f"{lo:g} < risk ≤ {d['risk_up_to']:g}" if lo else f"risk ≤ {d['risk_up_to']:g}"
+        for lo, d in zip(lows, dist, strict=True)
+    ]
+    counts = [d["records"] for d in dist]
+    if dist:
+        bands.append("suppressed (no risk)")
+        counts.append(risk.get("suppressed_records", 0))
     risk_chart = bar_chart(
-        [f"risk ≤ {d['risk_up_to']:g}" for d in dist],
-        [d["records"] for d in dist],
-        "Records by prosecutor re-identification risk",
+        bands,
+        counts,
+        "Records by prosecutor re-identification risk (1 / class size), per band",
     )
     loss = r.get("loss_per_qi") or {}
     loss_chart = bar_chart(
@@ -357,12 +397,108 @@ svg {{ font-size: 12px; display: block; margin: 1em 0 2em; }}
 <p>{_e(r["created_at"])}. How private: the risk figures and the class sizes. How useful:
 the quality score and the loss per QI (0 = data unchanged, 1 = fully generalized).</p>
 <table>{table_html}</table>
+{passes_html}
 {risk_chart}
 {size_chart}
 {loss_chart}
-{scatter(r["solutions"], "Anonymous transformations by score (red: the optimum)")}
+{_solutions_html(r)}
 </body></html>
 """
+
+
+def _search_text(r: dict[str, Any]) -> str:
+    """What the search did: nodes of the lattice for a lattice run; a table recoding has
+    no lattice (greedy's count is of class merges)."""
+    if r.get("lattice_size"):
+        return f"{r['algorithm']}: {r['nodes_checked']} of {r['lattice_size']} nodes checked"
+    done = r.get("nodes_checked")
+    if str(r["algorithm"]).startswith("greedy") and done is not None:
+        return f"{r['algorithm']}: {done} class merges (a recoding per class, no lattice)"
+    return f"{r['algorithm']} (a recoding per class, no lattice)"
+
+
+def _solutions_html(r: dict[str, Any]) -> str:
+    """The transformations plot, when there is something to compare; else why not."""
+    points = r["solutions"]
+    if not r.get("lattice_size"):
+        return (
+            f"<p><em>No transformations to compare: {_e(r['algorithm'])} builds one recoding "
+            f"per class instead of choosing among generalization levels.</em></p>"
+        )
+    if len(points) < 2:
+        return (
+            f"<p><em>{len(points)} anonymous transformation scored (the optimum). Run with "
+            f"--solution-space to score every minimal anonymous transformation and compare "
+            f"them here.</em></p>"
+        )
+    return scatter(points, "Anonymous transformations by score (red: the optimum)")
+
+
+def _ticks(lo: float, hi: float, n: int = 5, integer: bool = False) -> list[float]:
+    """About ``n`` round tick values within [lo, hi] (whole numbers with ``integer``), both
+    ends included when they are round; [lo] when the range is a point."""
+    import math
+
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / n
+    step = 10 ** math.floor(math.log10(raw))
+    step *= next(f for f in (1, 2, 2.5, 5, 10) if f * step >= raw)
+    if integer:
+        step = max(1, math.ceil(step))
+    first = math.ceil(lo / step - 1e-9) * step
+    return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def _passes_html(r: dict[str, Any]) -> str:
+    """The passes over the outliers (rho-Gain, local recoding): records and classes per pass,
+    each pass's class sizes and risk, and the first pass against the whole output."""
+    passes = r.get("passes")
+    if not passes:
+        return ""
+    head = (
+        "<tr><th>pass</th><th>transformation</th><th>input</th><th>released</th>"
+        "<th>classes</th><th>suppressed after</th><th>AECS (released / classes)</th>"
+        "<th>prosecutor max</th><th>class sizes (size×classes)</th></tr>"
+    )
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{_e(v)}</td>"
+            for v in (
+                p["pass"],
+                p["transformation"] or "none",
+                p["input_rows"],
+                p["released_rows"],
+                p["classes"],
+                p["suppressed_after"],
+                _num(p["aecs_released"]),
+                _num(p["prosecutor_max"]),
+                ", ".join(f"{s}×{c}" for s, c in p["class_sizes"][:12])
+                + (" …" if len(p["class_sizes"]) > 12 else ""),
+            )
+        )
+        + "</tr>"
+        for p in passes
+    )
+    ba = r.get("before_after") or {}
+    before, after = ba.get("before") or {}, ba.get("after") or {}
+    keys = ("classes", "suppressed_rows", "aecs_released", "aecs_arx", "prosecutor_max")
+    cmp_rows = "".join(
+        f"<tr><th>{_e(k)}</th><td>{_e(_num(before.get(k)))}</td><td>{_e(_num(after.get(k)))}"
+        f"</td></tr>"
+        for k in keys
+    )
+    chart = bar_chart(
+        [f"pass {p['pass']}" for p in passes],
+        [p["released_rows"] for p in passes],
+        "Records released per pass",
+    )
+    return (
+        f"<h2>Passes over the outliers</h2><table>{head}{body}</table>"
+        f"<table><tr><th></th><th>first pass (before)</th><th>output (after)</th></tr>"
+        f"{cmp_rows}</table>{chart}"
+    )
 
 
 def _num(v: Any) -> str:

@@ -84,14 +84,20 @@ def publish(
         record_written(db, spec.output, "anonymize")
         prov.record_solutions(run_id, pd.DataFrame(outcome.solutions))
         params = spec.to_dict()
+        # a QI without hierarchy (the partitioning algorithms) has key None and no entry
         params["hierarchies"] = {
-            q: db.hierarchies.load(k).name for q, k in zip(spec.qis, keys, strict=True)
+            q: db.hierarchies.load(k).name
+            for q, k in zip(spec.qis, keys, strict=True)
+            if k is not None
         }
         params["qi_keys"] = list(keys)
         params["sensitive_key"] = sensitive_key
-        params["hierarchy_keys"] = list(keys) + ([sensitive_key] if sensitive_key else [])
+        params["hierarchy_keys"] = [k for k in keys if k is not None] + (
+            [sensitive_key] if sensitive_key else []
+        )
         params["models"] = [m.describe() for m in outcome.models]
-        params["recoding"] = recoding.kind
+        # the Spec's own "recoding" (global/local) stays; the output's kind goes beside it
+        params["recoding_kind"] = recoding.kind
         params["columns"] = output_columns(spec, columns)
         timings["materialize"] = time.perf_counter() - t0
         prov.record_run(
@@ -108,21 +114,60 @@ def publish(
                 **outcome.measures,
                 "per_qi": outcome.per_qi,
                 "guarantee": outcome.guarantee,
+                **_wide_lattice(outcome.lattice_size),
             },
             timings={k: round(v, 6) for k, v in timings.items()},
             checked=outcome.checked,
-            lattice_size=outcome.lattice_size,
+            lattice_size=_column_lattice(outcome.lattice_size),
         )
     return run_id
+
+
+#: the largest lattice size the provenance column (a signed 64-bit integer on every engine)
+#: holds
+_BIGINT_MAX = 2**63 - 1
+
+
+def _column_lattice(size: int | None) -> int | None:
+    """The ``lattice_size`` column's value: the size, or NULL when a 64-bit integer cannot
+    hold it (then :func:`_wide_lattice` records it)."""
+    return size if size is None or size <= _BIGINT_MAX else None
+
+
+def _wide_lattice(size: int | None) -> dict[str, int]:
+    """A lattice size beyond the column's 64 bits, kept exactly in the run's measures (JSON
+    integers have no bound; :func:`lattice_size_of_run` reads it back). The column keeps its
+    type, so catalogs written before stay readable on every engine."""
+    return {} if size is None or size <= _BIGINT_MAX else {"lattice_size": size}
+
+
+def lattice_size_of_run(column: Any, measures: dict[str, Any]) -> int | None:
+    """A run's lattice size: the column, or the measures' exact value where the column is NULL
+    (beyond 64 bits); None for algorithms without a lattice."""
+    import pandas as pd
+
+    if column is not None and not pd.isna(column):
+        return int(column)
+    wide = measures.get("lattice_size")
+    return int(wide) if wide is not None else None
 
 
 def spec_of_run(run: dict[str, Any]):
     """The run's :class:`~anonsql.anonymization.Spec`, rebuilt from its parameters."""
     from anonsql.anonymization import Spec
 
-    params = run["parameters"]
+    params = dict(run["parameters"])
+    if params.get("recoding") not in (None, "global", "local"):
+        del params["recoding"]  # a run recorded before recoding_kind: the kind, not the Spec's
     names = {f.name for f in fields(Spec)}
     return Spec(**{k: v for k, v in params.items() if k in names})
+
+
+def recoding_kind(params: dict[str, Any]) -> str:
+    """``levels`` or ``table``: the kind of recoding a run's output reads (runs recorded
+    before ``recoding_kind`` kept it under ``recoding``)."""
+    kind = params.get("recoding_kind") or params.get("recoding")
+    return "table" if kind == "table" else "levels"
 
 
 def run_query(
@@ -149,11 +194,16 @@ def run_query(
     models = _models_of_run(spec, run, sensitive_key)
     guard = make_guard(db, spec, models, sensitive_key)
     recoding: Recoding
-    if params.get("recoding") == "table":
+    if recoding_kind(params) == "table":
         recoding = TableRecoding([], [], [], output=run["output"])
     else:
         recoding = LevelRecoding(keys, [int(run["levels"][q]) for q in qis])
-    hs = [db.hierarchies.load(k) for k in keys]
+    hs = [None if k is None else db.hierarchies.load(k) for k in keys]
+    if roots and any(h is None for h in hs):
+        raise InputError(
+            f"run {run['run_id']} released QIs without hierarchy (intervals or sets): the "
+            f"hierarchy-node encodings need a hierarchy for every QI"
+        )
     columns = list(params.get("columns") or db.backend.columns(run["source"]))
     query = guarded_query(
         dialect or db.backend.dialect,

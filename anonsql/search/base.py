@@ -72,7 +72,14 @@ class NodeEvaluator:
         self._bytes = 0
         #: the node every later roll-up can start from; never evicted
         self.base = 0
-        self._store(0, Partition.from_histogram(hist, tuple([0] * lattice.m)))
+        #: a histogram kept in the engine computes a node's classes itself, choosing per
+        #: node between a GROUP BY there and a roll-up here of a cached finer partition
+        #: (:mod:`anonsql.data.engine_classes`); its bottom is never read into memory
+        self.node_classes = getattr(hist, "node_classes", None)
+        if self.node_classes is None:
+            self._store(0, Partition.from_histogram(hist, tuple([0] * lattice.m)))
+        else:
+            self.cache_bytes = hist.cache_bytes
 
     @staticmethod
     def _size(part: Partition) -> int:
@@ -90,9 +97,12 @@ class NodeEvaluator:
             return
         self.partition(node)
         old, self.base = self.base, node
-        self._evict(old)
+        if old in self._parts:
+            self._evict(old)
 
     def _store(self, node: int, part: Partition) -> None:
+        if self.node_classes is not None and self._size(part) > self.cache_bytes:
+            return  # beyond the memory budget: used once, never cached
         free = np.flatnonzero(self._keys < 0)
         if not len(free):
             grow = len(self._keys)
@@ -129,10 +139,15 @@ class NodeEvaluator:
         target = tuple(int(x) for x in levels)
         ok = (self._keys >= 0) & (self._levels <= levels).all(axis=1)
         slots = np.flatnonzero(ok)
+        finer = None
         if len(slots):
             slot = int(slots[np.argmin(self._classes[slots])])
             self._used[slot] = self._tick
-            part = self._parts[int(self._keys[slot])].rollup(self.hist, target)
+            finer = self._parts[int(self._keys[slot])]
+        if self.node_classes is not None:
+            part = self.node_classes(target, finer)
+        elif finer is not None:
+            part = finer.rollup(self.hist, target)
         else:  # below the base: from the histogram
             part = Partition.from_histogram(self.hist, target)
         self._store(node, part)

@@ -41,6 +41,8 @@ the start node non-anonymous before the start node itself is checked.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from anonsql.data.histogram import Histogram
@@ -81,6 +83,10 @@ class Flash(Search):
         self.hist = hist
         self.ev = NodeEvaluator(hist, lat, requirements, quality)
         self.progress = progress
+        self._order = None
+        self._position = 0
+        self._progress_at = -np.inf
+        self._progress_done = 0
         self.allowed = requirements.allowed(hist.rows)
         proven = requirements.monotone(hist.rows)
         #: predictive tagging in both directions (sound when ``proven``)
@@ -142,8 +148,11 @@ class Flash(Search):
         scored: dict[int, Solution] = {}
         best: Solution | None = None
         order = np.lexsort((np.arange(lat.size), lat.level_sum, self.bound))
-        for node in order:
+        #: for progress: the visiting order (nodes ahead of the loop may still need work)
+        self._order = order
+        for position, node in enumerate(order):
             node = int(node)
+            self._position = position
             if self.bound[node] > self.cutoff:
                 break
             if best is not None and (
@@ -168,6 +177,9 @@ class Flash(Search):
                 best = sol
                 self.cutoff = best.score + 1e-12 * max(1.0, abs(best.score))
 
+        self._position = lat.size
+        if self.progress:
+            self.progress(lat.size, lat.size)
         if self.frontier:
             self._explore_frontier(scored)
         for node, sol in scored.items():
@@ -227,7 +239,7 @@ class Flash(Search):
         hs = hist.hierarchies
         # one-QI and two-QI marginals of the histogram
         for j in range(m):
-            dense = np.bincount(hist.codes[:, j], hist.weights, minlength=hs[j].size)
+            dense = hist.marginal(j)
             leaves = np.flatnonzero(dense)
             cnt = dense[leaves]
             table = np.zeros(hs[j].height)
@@ -242,8 +254,7 @@ class Flash(Search):
                     span = hs[a].size * hs[b].size
                     if span > 4_000_000:
                         continue
-                    pair = hist.codes[:, a] * hs[b].size + hist.codes[:, b]
-                    dense = np.bincount(pair, hist.weights, minlength=span)
+                    dense = hist.pair_marginal(a, b)
                     keys = np.flatnonzero(dense)
                     cnt = dense[keys]
                     ca, cb = keys // hs[b].size, keys % hs[b].size
@@ -294,7 +305,22 @@ class Flash(Search):
             self.barren |= lat.above(node)
         self._learn(node, part, s.below)
         if self.progress:
-            self.progress(self.ev.checked, lat.size)
+            self.progress(self._settled(), lat.size)
+
+    def _settled(self) -> int:
+        """Nodes the search is done with, for progress: all but those that may still cost
+        work, i.e. nodes not proven non-anonymous whose bound could still beat the best
+        score, and (in the visiting loop) that lie ahead of its position. The count only
+        grows: tags, a falling cutoff and the loop's advance all shrink what is pending.
+        Recounted at most every 0.2 s (a pass over the lattice)."""
+        now = time.perf_counter()
+        if now - self._progress_at < 0.2:
+            return self._progress_done
+        self._progress_at = now
+        ahead = np.arange(self.lat.size) if self._order is None else self._order[self._position :]
+        pending = (self.status[ahead] != NOT_ANONYMOUS) & (self.bound[ahead] <= self.cutoff)
+        self._progress_done = max(self._progress_done, self.lat.size - int(pending.sum()))
+        return self._progress_done
 
     def _learn(self, node: int, part: Partition, below: float) -> None:
         """Bounds that a node's classes give its neighbours."""

@@ -1,0 +1,350 @@
+"""``algorithm="mdav" | "ktca" | "ctca" | "kde"``: microaggregation (seed 001), optionally
+supervised by wLVQ2 with ``label`` (the paper's "++" variants).
+
+Each method groups the *distinct* QI tuples of the source weighted by their record counts, so
+equal tuples always share a group and the release is a function of the original QI tuple:
+the :class:`~anonsql.output.recoding.TableRecoding` maps each tuple to its group's prototype
+(the released labels) and its node ids (the group id for every QI; for attribute-oriented KDE
+each attribute's own group id). The guard's classes are the node-id tuples, so for MDAV,
+C-TCA and every "++" variant they are the groups, each of >= k records, and the guard
+suppresses nothing at publication; for k-TCA (whose map decides its k) and KDE (k per
+attribute only) the guard suppresses the classes below k at every read.
+Record-level microaggregation may split equal tuples between groups; grouping tuples does
+not, which the guard needs (README "Microaggregation").
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+import numpy as np
+from sqlglot import exp
+
+from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.backend.sql_templates import column, table
+from anonsql.errors import InputError
+from anonsql.metrics.risk import risk_measures
+from anonsql.microaggregation.grouping import Grouping, group_means
+from anonsql.microaggregation.weighted_tuples import WeightedTuples
+from anonsql.models import KAnonymity
+from anonsql.output.recoding import TableRecoding
+
+#: how released prototypes are written (the output's QI columns hold labels)
+LABEL_FORMAT = "{:.10g}"
+
+
+def check_spec(spec: Any) -> int:
+    """The k of a microaggregation run; every other privacy model is refused."""
+    if spec.k is None or spec.k < 1:
+        raise InputError(f"{spec.algorithm} microaggregation needs k >= 1 (groups of >= k records)")
+    others = {
+        "l": spec.l,
+        "t": spec.t,
+        "beta": spec.beta,
+        "delta": spec.delta,
+        "k_map": spec.k_map,
+        "delta_min": spec.delta_min,
+        "delta_max": spec.delta_max,
+        "max_average_risk": spec.max_average_risk,
+        "max_sample_uniqueness": spec.max_sample_uniqueness,
+        "max_population_uniqueness": spec.max_population_uniqueness,
+    }
+    given = [name for name, v in others.items() if v is not None]
+    if given:
+        raise InputError(
+            f"microaggregation ({spec.algorithm}) guarantees k-anonymity only; "
+            f"leave out {', '.join(given)} or use a generalization algorithm"
+        )
+    if spec.metric not in (None, "sse"):
+        raise InputError("microaggregation reports its information loss as metric 'sse'")
+    return int(spec.k)
+
+
+def read_tuples(
+    db, source: str, qis: list[str], label: str | None, missing: str
+) -> tuple[WeightedTuples, list[list[str]], int]:
+    """The distinct QI tuples with their counts (and label counts), each tuple's values as the
+    guard casts them (VARCHAR), and the number of rows left out for a NULL QI value."""
+    be = db.backend
+    if label is not None:
+        be.require_columns(source, [label])
+        if label in qis:
+            raise InputError(f"the label {label!r} cannot also be a quasi-identifier")
+    probe = be.fetch_df(exp.select(*[column(q) for q in qis]).from_(table(source)).limit(0))
+    import pandas as pd
+
+    bad = [
+        q
+        for q in qis
+        if not pd.api.types.is_numeric_dtype(probe[q]) or pd.api.types.is_bool_dtype(probe[q])
+    ]
+    if bad:
+        raise InputError(
+            f"microaggregation needs numeric quasi-identifiers; not numeric: {', '.join(bad)}"
+        )
+    m = len(qis)
+    parts: list[exp.Expression] = [
+        exp.alias_(exp.cast(column(q), "VARCHAR"), f"o{j}") for j, q in enumerate(qis)
+    ]
+    parts += [exp.alias_(exp.cast(column(q), "DOUBLE"), f"v{j}") for j, q in enumerate(qis)]
+    if label is not None:
+        parts.append(
+            exp.alias_(
+                exp.func("COALESCE", exp.cast(column(label), "VARCHAR"), exp.convert("NULL")), "y"
+            )
+        )
+    keys = len(parts)
+    query = (
+        exp.select(*parts, exp.alias_(exp.Count(this=exp.Star()), "n"))
+        .from_(table(source))
+        .group_by(*[exp.Literal.number(i + 1) for i in range(keys)])
+    )
+    df = be.fetch_df(query)
+    if df.empty:
+        raise InputError(f"table {source!r} is empty")
+    vals = df[[f"v{j}" for j in range(m)]].to_numpy(dtype=np.float64)
+    null = np.isnan(vals).any(axis=1)
+    dropped = int(df["n"][null].sum())
+    if null.any():
+        if missing != "suppress":
+            cols = [q for j, q in enumerate(qis) if np.isnan(vals[:, j]).any()]
+            raise InputError(
+                f"NULL values in {', '.join(cols)} ({dropped} rows): microaggregation needs a "
+                f"value; use missing 'suppress' to leave those rows out (the guard suppresses "
+                f"them)"
+            )
+        df = df[~null].reset_index(drop=True)
+        vals = vals[~null]
+        if df.empty:
+            raise InputError(f"every row of {source!r} has a NULL quasi-identifier")
+    originals, inverse = np.unique(
+        df[[f"o{j}" for j in range(m)]].to_numpy(dtype=object).astype(str),
+        axis=0,
+        return_inverse=True,
+    )
+    inverse = inverse.reshape(-1)
+    counts = np.bincount(inverse, weights=df["n"].to_numpy(), minlength=len(originals))
+    values = np.zeros((len(originals), m))
+    values[inverse] = vals
+    if label is None:
+        data = WeightedTuples(values, counts.astype(np.int64))
+    else:
+        labels, codes = np.unique(df["y"].astype(str).to_numpy(), return_inverse=True)
+        data = WeightedTuples(
+            values,
+            counts.astype(np.int64),
+            [str(s) for s in labels],
+            inverse,
+            codes.reshape(-1),
+            df["n"].to_numpy(dtype=np.int64),
+        )
+    return data, [list(map(str, row)) for row in originals], dropped
+
+
+class Microaggregation(Algorithm):
+    """One of seed 001's methods; subclasses say how the tuples are grouped."""
+
+    name: ClassVar[str]
+    hierarchies_optional: ClassVar[bool] = True
+    #: does the method itself give every class >= k records?
+    joint_k: ClassVar[bool] = True
+
+    def group(self, data: WeightedTuples, z: np.ndarray, k: int, seed: int) -> Grouping:
+        raise NotImplementedError
+
+    def guarantee(self, k: int, g: Grouping, natural: int) -> str:
+        return (
+            f"every group holds >= {k} records ({self.name}); records with equal QI tuples "
+            f"share a group; each record's QIs are its group's prototype"
+        )
+
+    def run(self, ctx: RunContext) -> Outcome:
+        spec = ctx.spec
+        k = check_spec(spec)
+        seed = int(getattr(spec, "seed", 0) or 0)
+        data, originals, dropped = read_tuples(
+            ctx.db, ctx.source, list(spec.qis), spec.label, spec.missing
+        )
+        if data.records < k:
+            raise InputError(f"{ctx.source!r} has {data.records} records, fewer than k = {k}")
+        ctx.timings["histogram"] = time.perf_counter() - ctx.t0
+        t1 = time.perf_counter()
+        z = data.standardized()
+        grouping = self.group(data, z, k, seed)
+        ctx.timings["clustering"] = time.perf_counter() - t1
+        name = self.name
+        if spec.label is not None:
+            t2 = time.perf_counter()
+            grouping = supervised(data, z, grouping, k, seed)
+            ctx.timings["wlvq2"] = time.perf_counter() - t2
+            name += "++"
+        sizes = grouping.class_sizes(data.counts)
+        natural = int(sizes.min())
+        guarantee = self.guarantee(k, grouping, natural)
+        if spec.label is not None:
+            guarantee = (
+                f"every group holds >= {k} records ({name}: {self.name}'s prototypes supervised "
+                f"by wLVQ2 with label {spec.label!r}, groups re-formed around them, those below "
+                f"k moved to the nearest); each record's QIs are its group's codeword"
+            )
+        t3 = time.perf_counter()
+        measures = release_measures(data, z, grouping, k, dropped, spec.label is not None, seed)
+        ctx.timings["measures"] = time.perf_counter() - t3
+        limit = float(spec.suppression)
+        if measures["suppressed_share"] > limit + 1e-12:
+            raise InputError(
+                f"{name} leaves {measures['suppressed_rows']} rows "
+                f"({measures['suppressed_share']:.2%}) in classes of fewer than k = {k} records "
+                f"(or with NULL QIs), which the output would suppress; allow it with suppression "
+                f">= {measures['suppressed_share']:.4f}, or use mdav or ctca (every group >= k)"
+            )
+        return Outcome(
+            recoding=recoding_of(originals, grouping),
+            models=[KAnonymity(k)],
+            metric="sse",
+            score=measures["sse"],
+            measures=measures,
+            checked=len(np.unique(grouping.nodes, axis=0)),
+            algorithm=name,
+            guarantee=guarantee,
+        )
+
+
+def supervised(data: WeightedTuples, z: np.ndarray, g: Grouping, k: int, seed: int) -> Grouping:
+    """The "++" variant: wLVQ2 on the classes' prototypes, then groups re-formed around the
+    adapted codewords (:func:`anonsql.microaggregation.wlvq2.supervise`)."""
+    from anonsql.microaggregation.grouping import renumber
+    from anonsql.microaggregation.wlvq2 import supervise
+
+    if data.labels is None:
+        raise InputError("wLVQ2 needs a label")
+    mu, sd = data.scale()
+    classes, n = renumber(g.classes())
+    protos = np.zeros((n, data.width))
+    protos[classes] = g.released  # every tuple of a class has the class's prototype
+    groups, codewords, info = supervise(data, z, classes, (protos - mu) / sd, k, seed)
+    return Grouping.joint(groups, mu + sd * codewords, {**g.info, **info})
+
+
+def recoding_of(originals: list[list[str]], g: Grouping) -> TableRecoding:
+    generalized = [[LABEL_FORMAT.format(float(v)) for v in row] for row in g.released]
+    nodes = [[int(x) for x in row] for row in g.nodes]
+    return TableRecoding(originals, generalized, nodes)
+
+
+def release_measures(
+    data: WeightedTuples,
+    z: np.ndarray,
+    g: Grouping,
+    k: int,
+    dropped: int,
+    labelled: bool,
+    seed: int,
+) -> dict[str, Any]:
+    """Risk figures of the classes as the guard forms them (classes of fewer than k records
+    and NULL rows suppressed), the information loss SSE/SST, and seed 001's utility measures
+    of the microaggregated records (before the guard's suppression)."""
+    sizes = g.class_sizes(data.counts)
+    small = sizes < k
+    all_sizes = np.append(sizes, dropped) if dropped else sizes
+    suppressed = np.append(small, True) if dropped else small
+    out: dict[str, Any] = risk_measures(all_sizes, suppressed).to_dict()
+    out["groups"] = len(sizes)
+    out["smallest_group"] = int(sizes.min())  # the joint k the method reached
+    out["missing_rows"] = dropped
+    out.update({f"info_{key}": v for key, v in g.info.items()})
+    mu, sd = data.scale()
+    released_z = (g.released - mu) / sd
+    sst = float(data.counts @ ((z - z.T @ data.counts / data.records) ** 2).sum(axis=1))
+    sse = float(data.counts @ ((z - released_z) ** 2).sum(axis=1))
+    out["sse"] = sse / sst if sst > 0 else 0.0
+    idx, y = data.expand()
+    try:
+        from anonsql.microaggregation.measures import utility_measures
+
+        util = utility_measures(
+            data.values[idx],
+            z[idx],
+            g.released[idx],
+            g.classes()[idx],
+            y if labelled else None,
+            seed,
+        )
+    except ImportError:  # scikit-learn: the [eval] or [ml] extra
+        util = {"utility": "needs scikit-learn (pip install 'anonsql[ml]')"}
+    out.update(util)
+    return out
+
+
+class Mdav(Microaggregation):
+    name = "mdav"
+
+    def group(self, data: WeightedTuples, z: np.ndarray, k: int, seed: int) -> Grouping:
+        from anonsql.microaggregation.mdav import mdav
+
+        groups = mdav(z, data.counts, k)
+        return Grouping.joint(groups, group_means(data, groups))
+
+
+class Ktca(Microaggregation):
+    name = "ktca"
+    constrained = False
+
+    def group(self, data: WeightedTuples, z: np.ndarray, k: int, seed: int) -> Grouping:
+        from anonsql.microaggregation.ktca import tca
+
+        try:
+            groups, info = tca(z, data.counts, k, self.constrained, seed)
+        except ImportError:
+            raise InputError(f"{self.name} needs minisom: pip install 'anonsql[ml]'") from None
+        return Grouping.joint(groups, group_means(data, groups), info)
+
+    def guarantee(self, k: int, g: Grouping, natural: int) -> str:
+        return (
+            f"k-TCA's map reached k = {natural} (its smallest unit, seed 001 §3.1); the "
+            f"guard releases only groups of >= {k} records and suppresses the rest"
+        )
+
+
+class Ctca(Ktca):
+    name = "ctca"
+    constrained = True
+
+    def guarantee(self, k: int, g: Grouping, natural: int) -> str:
+        return (
+            f"every group holds >= {k} records (C-TCA: the records of units below k moved "
+            f"to the nearest units); each record's QIs are its group's mean"
+        )
+
+
+class Kde(Microaggregation):
+    name = "kde"
+    joint_k = False
+
+    def group(self, data: WeightedTuples, z: np.ndarray, k: int, seed: int) -> Grouping:
+        from anonsql.microaggregation.kde import attribute_kde
+
+        nodes, released, groups = attribute_kde(data.values, data.counts, k)
+        per_attr = [
+            int(min(c for c in np.bincount(nodes[:, j], weights=data.counts) if c > 0))
+            for j in range(data.width)
+        ]
+        info = {
+            "attribute_groups": [len(a.prototypes) for a in groups],
+            "attribute_k": per_attr,
+            "bandwidths": [a.bandwidth for a in groups],
+        }
+        return Grouping(nodes, released, info)
+
+    def guarantee(self, k: int, g: Grouping, natural: int) -> str:
+        return (
+            f"per attribute every group holds >= {k} records (seed 001 §3.2); jointly the "
+            f"smallest class holds {natural}: the guard releases only classes of >= {k} "
+            f"records and suppresses the rest"
+        )
+
+
+MICROAGGREGATION: tuple[type[Microaggregation], ...] = (Mdav, Ktca, Ctca, Kde)
+
+__all__ = ["MICROAGGREGATION", "Ctca", "Kde", "Ktca", "Mdav", "Microaggregation", "read_tuples"]

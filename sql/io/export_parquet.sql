@@ -1,0 +1,1 @@
+COPY (SELECT * FROM :source) TO :path (FORMAT PARQUET)

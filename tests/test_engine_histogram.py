@@ -1,0 +1,243 @@
+"""A histogram kept in the engine (``memory_budget`` too small for it): the search computes
+a node's classes by a GROUP BY in the engine (or rolls up a cached finer partition) and must
+give the same optimum, classes, suppressed rows and output rows as the in-memory search, on
+DuckDB, PostgreSQL and Spark."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anonsql.anonymization import Spec, anonymize
+from anonsql.data.engine_classes import EngineHistogram, load_histogram, parse_size
+from anonsql.data.histogram import Histogram
+from anonsql.data.partition import Partition
+from anonsql.database import Database
+from anonsql.errors import InputError, MissingValuesError
+from anonsql.hierarchy import builders
+from tests.test_backends import QIS, output_rows, people, setup
+
+#: a budget no histogram fits: every node's classes come from the engine
+TINY = 1
+
+SPECS = [
+    Spec(qis=QIS, k=5, suppression=0.0, output="out"),
+    Spec(qis=QIS, sensitive="disease", k=4, l=2, suppression=0.05, output="out"),
+    Spec(qis=QIS, sensitive="disease", k=3, t=0.3, suppression=0.1, output="out", metric="aecs"),
+]
+
+
+def same_run(ref_db: Database, db: Database, spec: Spec, budget=TINY, source="people"):
+    """Run ``spec`` in memory on ``ref_db`` and with ``budget`` on ``db``; both agree."""
+    expected = anonymize(ref_db, source, spec)
+    got = anonymize(db, source, dataclasses.replace(spec, memory_budget=budget, replace=True))
+    assert got.levels == expected.levels
+    assert got.score == pytest.approx(expected.score, rel=1e-12, abs=1e-12)
+    for key in ("classes", "suppressed_rows", "rows"):
+        assert got.measures[key] == expected.measures[key]
+    assert "nodes_in_engine" not in expected.measures
+    assert got.measures["nodes_in_engine"] >= 1
+    pd.testing.assert_frame_equal(output_rows(db, spec.output), output_rows(ref_db, spec.output))
+    return got
+
+
+def canonical(part: Partition) -> list:
+    """A partition's classes as sorted (QI nodes, size, sensitive counts) tuples."""
+    nodes = part.nodes
+    sens: dict[int, list] = {i: [] for i in range(part.classes)}
+    if part.pair_class is not None:
+        for c, v, n in zip(part.pair_class, part.pair_value, part.pair_count, strict=True):
+            sens[int(c)].append((int(v), int(n)))
+    return sorted(
+        (tuple(map(int, nodes[i])), int(part.sizes[i]), tuple(sorted(sens[i])))
+        for i in range(part.classes)
+    )
+
+
+def test_node_classes_equal_the_in_memory_ones(db):
+    setup(db, people(600, seed=5))
+    keys = [db.hierarchies.resolve(q) for q in QIS]
+    mem = Histogram.from_database(db, "people", QIS, keys, "disease")
+    eng = load_histogram(db, "people", QIS, keys, "disease", budget=TINY)
+    assert isinstance(eng, EngineHistogram) and not isinstance(mem, EngineHistogram)
+    assert eng.rows == mem.rows and eng.sens_labels == mem.sens_labels
+    np.testing.assert_allclose(eng.overall_distribution(), mem.overall_distribution())
+    for j in range(len(QIS)):
+        np.testing.assert_array_equal(eng.marginal(j), mem.marginal(j))
+    np.testing.assert_array_equal(eng.pair_marginal(0, 2), mem.pair_marginal(0, 2))
+    for levels in [(0, 0, 0), (1, 0, 2), (3, 1, 5), (2, 1, 0)]:
+        levels = tuple(min(lv, h.top_level) for lv, h in zip(levels, mem.hierarchies, strict=True))
+        want = canonical(Partition.from_histogram(mem, levels))
+        assert canonical(eng.classes_in_engine(levels)) == want
+        # and a roll-up of an engine partition agrees too
+        bottom = eng.classes_in_engine((0, 0, 0))
+        assert canonical(bottom.rollup(eng, levels)) == want
+    with pytest.raises(RuntimeError, match="kept in the engine"):
+        _ = eng.codes
+    eng.close()
+    assert not any(n.startswith("__anonsql_hist") for n in db.backend.relation_names())
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(1, 120),
+    seed=st.integers(0, 10_000),
+    k=st.integers(1, 6),
+    supp=st.sampled_from([0.0, 0.05, 0.2]),
+    with_l=st.booleans(),
+)
+def test_random_tables_same_answers_on_duckdb(n, seed, k, supp, with_l):
+    frame = people(n, seed)
+    ref, db = Database.open(":memory:"), Database.open(":memory:")
+    setup(ref, frame)
+    setup(db, frame)
+    spec = Spec(qis=QIS, k=k, suppression=supp, output="out")
+    if with_l:
+        spec = dataclasses.replace(spec, sensitive="disease", l=2)
+    try:
+        expected = anonymize(ref, "people", spec)
+    except InputError:  # no anonymous node: the engine run must say so too
+        with pytest.raises(InputError):
+            anonymize(db, "people", dataclasses.replace(spec, memory_budget=TINY))
+        return
+    got = same_run(ref, db, spec)
+    assert got.checked == expected.checked
+
+
+def test_a_budget_between_gives_both_placements(db):
+    """Histogram too large, coarser partitions fit: the floor is one GROUP BY in the
+    engine, nodes above it roll up in memory; same answer."""
+    frame = people(3000, seed=11)
+    setup(db, frame)
+    ref = Database.open(":memory:")
+    setup(ref, frame)
+    got = same_run(ref, db, SPECS[1], budget=200_000)
+    assert got.measures["nodes_in_engine"] >= 1 and got.measures["nodes_in_memory"] >= 1
+
+
+def test_missing_values_suppressed_in_the_engine_too(db):
+    frame = people(500, seed=2)
+    frame.loc[frame.index[:7], "zip"] = "99999"  # not in the zip hierarchy
+    frame.loc[frame.index[7:9], "zip"] = None
+    ref = Database.open(":memory:")
+    # hierarchies of the other rows' values only
+    setup(ref, frame.dropna().query("zip != '99999'"))
+    setup(db, frame.dropna().query("zip != '99999'"))
+    ref.backend.write_frame("people", frame)
+    db.backend.write_frame("people", frame)
+    spec = dataclasses.replace(SPECS[1], missing="suppress", suppression=0.1)
+    got = same_run(ref, db, spec)
+    assert got.measures["missing_rows"] == 9
+    with pytest.raises(MissingValuesError, match="99999"):
+        anonymize(db, "people", dataclasses.replace(SPECS[0], memory_budget=TINY, replace=True))
+
+
+def test_adult_same_answer(db):
+    from tests.conftest import ADULT_QIS, load_adult
+
+    load_adult(db)
+    ref = Database.open(":memory:")
+    load_adult(ref)
+    spec = Spec(
+        qis=ADULT_QIS[:6], sensitive="occupation", k=5, l=2, suppression=0.02, output="out"
+    )
+    same_run(ref, db, spec, source="adult")
+
+
+def test_postgres_same_answers(pg_url):
+    frame = people(400, seed=3)
+    ref = Database.open(":memory:")
+    setup(ref, frame)
+    db = Database.open(pg_url)
+    try:
+        setup(db, frame)
+        for spec in SPECS:
+            same_run(ref, db, spec)
+    finally:
+        db.close()
+
+
+def test_spark_same_answer(spark_db):
+    frame = people(300, seed=4)
+    ref = Database.open(":memory:")
+    setup(ref, frame)
+    db = Database.open(spark_db)
+    setup(db, frame)
+    # Spark pays a job per GROUP BY: a budget the histogram (300 rows) exceeds but the
+    # search's partitions fit, so the floor is computed there and the rest rolls up here
+    got = same_run(ref, db, SPECS[1], budget=60_000)
+    assert not any(n.startswith("__anonsql_hist") for n in db.backend.relation_names())
+    assert got.measures["nodes_in_engine"] >= 1
+
+
+# -- the option on every surface ----------------------------------------------------------------
+def test_parse_size():
+    assert parse_size("1GiB") == 1 << 30
+    assert parse_size("512 MiB") == 512 << 20
+    assert parse_size("2GB") == 2 * 1000**3
+    assert parse_size(4096) == 4096
+    assert parse_size("1.5k") == 1536
+    for bad in ["lots", "1 parsec", -1, 0, True, "0B", "nan"]:
+        with pytest.raises(InputError):
+            parse_size(bad)
+
+
+def test_every_surface_takes_the_budget(tmp_path):
+    import anonsql
+    from anonsql.cli.main import cli
+
+    path = tmp_path / "t.duckdb"
+    db = Database.open(str(path))
+    setup(db, people(200, seed=8))
+    db.close()
+    # CLI
+    res = CliRunner().invoke(
+        cli,
+        ["anonymize", "people", "--qi", ",".join(QIS), "--k", "3", "--memory-budget", "1B"]
+        + ["--out", "o1", "--json", "--db", str(path)],
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["measures"]["nodes_in_engine"] >= 1
+    bad = CliRunner().invoke(
+        cli, ["anonymize", "people", "--qi", "age", "--k", "3", "--memory-budget", "much"]
+        + ["--db", str(path)],
+    )  # fmt: skip
+    assert bad.exit_code != 0 and "memory size" in bad.output
+    # spec file
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text(
+        f'database = "{path}"\ntable = "people"\nqi = ["age", "sex", "zip"]\nk = 3\n'
+        'memory_budget = "1B"\noutput = "o2"\n'
+    )
+    res = CliRunner().invoke(cli, ["run", str(spec_file), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["measures"]["nodes_in_engine"] >= 1
+    # SQL statement parameter, and the Python API
+    with anonsql.connect(str(path)) as con:
+        run = con.sql(
+            "ANONYMIZE TABLE people INTO o3 WITH (k = 3, qi = (age, sex, zip), "
+            "memory_budget = '1B')"
+        )
+        assert run.measures["nodes_in_engine"] >= 1
+    run = anonsql.anonymize((str(path), "people"), {"qi": QIS, "k": 3, "memory_budget": 1})
+    assert run.measures["nodes_in_engine"] >= 1
+    run = anonsql.anonymize((str(path), "people"), {"qi": QIS, "k": 3})
+    assert "nodes_in_engine" not in run.measures
+    with pytest.raises(InputError, match="memory"):
+        anonsql.anonymize((str(path), "people"), {"qi": QIS, "k": 3, "memory_budget": "x"})
+
+
+def test_hierarchy_without_every_level_refused(db):
+    frame = pd.DataFrame({"a": ["x", "y", "z"] * 4, "b": ["p", "q"] * 6})
+    db.backend.write_frame("t", frame)
+    db.hierarchies.save(builders.flat("a", ["x", "y", "z"]))
+    db.hierarchies.save(builders.flat("b", ["p", "q"]))
+    got = anonymize(db, "t", Spec(qis=["a", "b"], k=2, memory_budget=TINY))
+    assert got.measures["nodes_in_engine"] >= 1

@@ -1,0 +1,411 @@
+"""Seed 001's microaggregation (MDAV, k-TCA, C-TCA, attribute-oriented KDE, wLVQ2 "++") and its
+utility measures: property tests against a pandas brute force on small random tables, the
+paper's formulas by hand, and the surfaces (API, SQL, spec file, CLI)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anonsql.errors import InputError
+from anonsql.microaggregation.grouping import Grouping, group_means, move_small_groups
+from anonsql.microaggregation.kde import attribute_groups, attribute_kde, extrema
+from anonsql.microaggregation.mdav import mdav
+from anonsql.microaggregation.measures import (
+    davies_bouldin,
+    score,
+    separability,
+    structural_utility,
+)
+from anonsql.microaggregation.weighted_tuples import WeightedTuples
+from anonsql.microaggregation.wlvq2 import Codebook, in_window, step, supervise
+
+pytest.importorskip("sklearn")
+
+
+@st.composite
+def tables(draw):
+    """Records with 1-3 numeric QIs over small domains (so tuples repeat), a label, and k."""
+    n = draw(st.integers(6, 40))
+    m = draw(st.integers(1, 3))
+    k = draw(st.integers(2, 4))
+    seed = draw(st.integers(0, 2**31))
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, draw(st.integers(2, 12)), size=(n, m)).astype(float)
+    x += rng.normal(0, 0.01, size=(1, m))  # non-integer values, same repetitions
+    y = rng.integers(0, 3, size=n)
+    return x, y, min(k, n)
+
+
+def _records_frame(data: WeightedTuples, g: Grouping, x: np.ndarray) -> pd.DataFrame:
+    """Per record: original values, node ids and released values, looked up by tuple."""
+    index = {tuple(v): i for i, v in enumerate(data.values)}
+    rows = [index[tuple(r)] for r in x]
+    m = x.shape[1]
+    df = pd.DataFrame(x, columns=[f"o{j}" for j in range(m)])
+    for j in range(m):
+        df[f"n{j}"] = g.nodes[rows, j]
+        df[f"r{j}"] = g.released[rows, j]
+    return df
+
+
+def _brute_checks(df: pd.DataFrame, m: int, k: int, joint: bool) -> None:
+    o = [f"o{j}" for j in range(m)]
+    n = [f"n{j}" for j in range(m)]
+    r = [f"r{j}" for j in range(m)]
+    # equal original tuples get one release (a function of the QI tuple)
+    assert (df.groupby(o)[n + r].nunique() == 1).all().all()
+    if joint:
+        assert (df.groupby(n).size() >= k).all()
+        assert (df.groupby(n)[r].nunique() == 1).all().all()
+    else:  # per attribute: every attribute's groups hold >= k records
+        for j in range(m):
+            assert (df.groupby(f"n{j}").size() >= k).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(tables())
+def test_mdav_groups_hold_k_and_release_their_means(t):
+    x, _, k = t
+    data = WeightedTuples.from_records(x)
+    groups = mdav(data.standardized(), data.counts, k)
+    g = Grouping.joint(groups, group_means(data, groups))
+    df = _records_frame(data, g, x)
+    _brute_checks(df, x.shape[1], k, joint=True)
+    # prototypes are the group means of the records (pandas brute force)
+    for _, grp in df.groupby("n0"):
+        for j in range(x.shape[1]):
+            assert grp[f"r{j}"].iloc[0] == pytest.approx(grp[f"o{j}"].mean())
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(3, 40), st.integers(1, 5), st.integers(0, 2**31))
+def test_mdav_on_distinct_records_is_classic_fixed_size(n, k, seed):
+    """One record per tuple: every group has exactly k records but one of k..2k-1."""
+    k = min(k, n)
+    z = np.random.default_rng(seed).normal(size=(n, 2))
+    sizes = np.bincount(mdav(z, np.ones(n, dtype=np.int64), k))
+    assert (sizes >= k).all() and (sizes <= 2 * k - 1).all()
+    assert (sizes != k).sum() <= 1
+
+
+def test_mdav_known_example():
+    """By hand (Domingo-Ferrer and Torra's steps), k = 3, values 0 1 2 6 7 8 9 15 16 17:
+    centroid 8.1, farthest 17 -> {15, 16, 17}; farthest from 17 is 0 -> {0, 1, 2}; 4 records
+    left, fewer than 2k: one group {6, 7, 8, 9}. Means 1, 7.5, 16."""
+    x = np.array([0, 1, 2, 6, 7, 8, 9, 15, 16, 17], dtype=float)[:, None]
+    data = WeightedTuples.from_records(x)
+    groups = mdav(data.standardized(), data.counts, 3)
+    assert groups.tolist() == [1, 1, 1, 2, 2, 2, 2, 0, 0, 0]
+    assert group_means(data, groups)[:, 0].tolist() == [16.0, 1.0, 7.5]
+    # weighted (tuples 0 x3, 1, 5, 6 x2): 7 records, fewer than 3k; centroid 18/7, farthest
+    # tuple 6 (2 records) takes its nearest, 5, to reach 3; the rest {0, 0, 0, 1} is a group
+    data = WeightedTuples.from_records(np.array([0, 0, 0, 1, 5, 6, 6], dtype=float))
+    groups = mdav(data.standardized(), data.counts, 3)
+    assert groups.tolist() == [1, 1, 0, 0]
+
+
+@settings(max_examples=10, deadline=None)
+@given(tables())
+def test_ctca_and_kde_and_supervised_groups_hold_k(t):
+    from anonsql.microaggregation.ktca import tca
+
+    x, y, k = t
+    data = WeightedTuples.from_records(x, y)
+    z = data.standardized()
+    groups, info = tca(z, data.counts, k, constrained=True, seed=1)
+    g = Grouping.joint(groups, group_means(data, groups))
+    _brute_checks(_records_frame(data, g, x), x.shape[1], k, joint=True)
+    assert info["natural_k"] >= 1
+    nodes, released, _ = attribute_kde(data.values, data.counts, k)
+    kde = Grouping(nodes, released)
+    _brute_checks(_records_frame(data, kde, x), x.shape[1], k, joint=False)
+    # "++": wLVQ2 on KDE's joint classes, groups re-formed with >= k records
+    classes = kde.classes()
+    protos = np.zeros((classes.max() + 1, x.shape[1]))
+    protos[classes] = released
+    mu, sd = data.scale()
+    new, codewords, _ = supervise(data, z, classes, (protos - mu) / sd, k, seed=0)
+    pp = Grouping.joint(new, mu + sd * codewords)
+    _brute_checks(_records_frame(data, pp, x), x.shape[1], k, joint=True)
+
+
+def test_move_small_groups_moves_to_nearest_unit():
+    points = np.array([[0.0], [0.1], [1.0], [5.0], [5.2], [5.1]])
+    counts = np.array([1, 1, 1, 1, 1, 1])
+    groups = np.array([0, 0, 1, 2, 2, 2])
+    centers = np.array([[0.05], [1.0], [5.1]])
+    out = move_small_groups(points, counts, groups, centers, k=2)
+    assert out.tolist() == [0, 0, 0, 2, 2, 2]  # unit 1 (1 record) joins the nearer unit 0
+
+
+def test_kde_golden_minima_and_maxima():
+    """Two equal bumps: with h = 1 the density's maxima are at 0 and 10 (to within the other
+    bump's e^-50 pull) and its minimum at 5 by symmetry."""
+    v = np.array([0.0, 10.0])
+    c = np.array([3.0, 3.0])
+    minima, maxima = extrema(v, c, 1.0)
+    assert minima == pytest.approx([5.0], abs=1e-9)
+    assert maxima == pytest.approx([0.0, 10.0], abs=1e-9)
+    ag = attribute_groups(v, c, k=3, bandwidth=1.0)
+    assert ag.group_of(np.array([0.0, 4.9, 5.1, 10.0])).tolist() == [0, 0, 1, 1]
+    # a group below k merges with its neighbour; the higher maximum stays the prototype
+    ag = attribute_groups(np.array([0.0, 10.0]), np.array([4.0, 3.0]), k=4, bandwidth=1.0)
+    assert ag.prototypes.tolist() == pytest.approx([0.0], abs=1e-9)
+    assert len(ag.borders) == 0
+    # three bumps, the middle one small: it merges across its shallower valley (the left,
+    # where the bigger neighbour's tail is higher)
+    ag = attribute_groups(
+        np.array([0.0, 4.0, 12.0]), np.array([10.0, 2.0, 5.0]), k=3, bandwidth=1.0
+    )
+    assert len(ag.prototypes) == 2 and ag.prototypes[0] == pytest.approx(0.0, abs=1e-3)
+    assert ag.group_of(np.array([4.0])).tolist() == [0]
+
+
+def test_wlvq2_step_moves_as_documented():
+    """x of class 1: nearest codeword i (class 0) is moved away, second nearest j (class 1)
+    closer, and w_k <- w_k - beta x_k (m_i^k - m_j^k) with m = W p."""
+    book = Codebook(np.array([[0.9, 0.0], [1.2, 0.1]]), np.array([0, 1]), np.array([1.0, 1.0]))
+    x = np.array([1.0, 0.05])
+    before = np.linalg.norm(x - book.p, axis=1)
+    w0, m = book.w.copy(), book.p * book.w
+    assert in_window(before[0], before[1])
+    assert step(book, x, 1, alpha=0.1, beta=0.01)
+    after = np.linalg.norm(x - book.p, axis=1)
+    assert after[0] > before[0] and after[1] < before[1]
+    assert book.w == pytest.approx(w0 - 0.01 * x * (m[0] - m[1]))
+    assert book.p[0] == pytest.approx([0.9 - 0.1 * 0.1, 0.0 - 0.1 * 0.05])
+    # no update when the nearest codeword has the right class, or outside the window
+    assert not step(book, x, int(book.classes[np.argmin(after)]), 0.1, 0.01)
+    far = Codebook(np.array([[0.0, 0.0], [10.0, 0.0]]), np.array([0, 1]), np.ones(2))
+    assert not step(far, np.array([0.5, 0.0]), 1, 0.1, 0.01)
+
+
+def test_wlvq2_improves_a_misplaced_codebook():
+    """Two labelled clusters whose codewords start too near the boundary: training moves
+    them so that the nearest codeword predicts more labels right."""
+    rng = np.random.default_rng(0)
+    a = rng.normal([-1, 0], 0.5, size=(60, 2))
+    b = rng.normal([1, 0], 0.5, size=(60, 2))
+    x = np.vstack([a, b])
+    y = np.array([0] * 60 + [1] * 60)
+    data = WeightedTuples.from_records(x, y)
+    z = data.values
+    idx, yy = data.expand()
+    start = np.array([[0.3, 0.0], [0.5, 0.0]])  # class 0's codeword on class 1's side
+    book = Codebook(start.copy(), np.array([0, 1]), np.ones(2))
+
+    def accuracy(bk: Codebook) -> float:
+        d = (((z[idx][:, None, :] - bk.p[None]) * bk.w) ** 2).sum(axis=2)
+        return float((bk.classes[d.argmin(axis=1)] == yy).mean())
+
+    from anonsql.microaggregation.wlvq2 import train
+
+    acc0 = accuracy(book)
+    train(book, z, data, seed=0, alpha=0.05, beta=0.001)
+    assert accuracy(book) > acc0
+
+
+def test_measures_match_scikit_learn_and_scipy():
+    from scipy.stats import wasserstein_distance
+    from sklearn.metrics import davies_bouldin_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(30, 2))
+    groups = rng.integers(0, 4, size=30)
+    counts = rng.integers(1, 4, size=30)
+    rep = np.repeat(np.arange(30), counts)
+    assert davies_bouldin(x, groups, counts) == pytest.approx(
+        davies_bouldin_score(x[rep], groups[rep])
+    )
+    orig = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    rel = np.array([[0.5, 1.0], [0.5, 1.0], [3.0, 4.0], [3.0, 4.0]])
+    s, per = structural_utility(orig, rel)
+    expect = [wasserstein_distance(orig[:, j], rel[:, j]) / np.ptp(orig[:, j]) for j in range(2)]
+    assert per == pytest.approx(expect) and s == pytest.approx(1 - np.mean(expect))
+    y = (x[:, 0] > 0).astype(int)
+    xx = np.vstack([x] * 4)
+    yy = np.concatenate([y] * 4)
+    folds = StratifiedKFold(10, shuffle=True, random_state=0)
+    ref = cross_val_score(DecisionTreeClassifier(random_state=0), xx, yy, cv=folds).mean()
+    assert separability(xx, yy) == pytest.approx(ref)
+
+
+def test_score_recomputed_from_the_papers_table_5():
+    """Score(A_i) = sum_j CU(A_i, D_j) / max_i CU(A_i, D_j): the paper prints 4.96 for k-TCA,
+    its own Table 5 gives 4.48 (the column does not follow from the formula)."""
+    table5 = {
+        "k-TCA": [0.63, 0.74, 0.71, 0.60, 0.66, 0.51],
+        "k-TCA++": [0.78, 0.62, 0.74, 0.82, 0.69, 0.92],
+        "C-TCA": [0.74, 0.75, 0.54, 0.70, 0.65, 0.51],
+        "C-TCA++": [0.62, 0.62, 0.76, 0.71, 0.70, 0.87],
+        "KDE": [0.60, 0.54, 0.44, 0.71, 0.63, 0.73],
+        "KDE++": [0.83, 0.95, 0.91, 0.77, 0.75, 0.79],
+    }
+    sets = ["Ecoli", "Electrical", "Glass", "Page blocks", "Waveform", "Yeast"]
+    got = score({a: dict(zip(sets, v, strict=True)) for a, v in table5.items()})
+    by_hand = 0.63 / 0.83 + 0.74 / 0.95 + 0.71 / 0.91 + 0.60 / 0.82 + 0.66 / 0.75 + 0.51 / 0.92
+    assert got["k-TCA"] == pytest.approx(by_hand) and round(by_hand, 2) == 4.48
+
+
+# -- through the one writer: every surface, the guard after source edits ------------------
+
+
+def _frame(n: int = 60, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "a": rng.integers(0, 8, n).astype(float) / 2,
+            "b": rng.normal(10, 3, n).round(1),
+            "y": rng.choice(["p", "q"], n),
+        }
+    )
+
+
+def _check_output(out: pd.DataFrame, src: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Released classes hold >= k rows; equal original tuples get one release. Returns the
+    source with the released values ``ra``, ``rb`` (matched by id)."""
+    kept = out[out["a"] != "*"]
+    assert (kept.groupby(["a", "b"]).size() >= k).all()
+    rel = out.set_index("id").loc[src["id"]]
+    both = src.assign(ra=rel["a"].to_numpy(), rb=rel["b"].to_numpy())
+    assert (both.groupby(["a", "b"])[["ra", "rb"]].nunique() == 1).all().all()
+    return both
+
+
+@pytest.mark.parametrize("algorithm", ["mdav", "ctca", "ktca", "kde"])
+def test_api_publishes_guarded_prototypes(algorithm):
+    import anonsql
+
+    src = _frame()
+    run = anonsql.anonymize(src, qi=["a", "b"], k=4, algorithm=algorithm, suppression=1.0)
+    out = run.to_frame()
+    assert len(out) == len(src)
+    both = _check_output(out, src, 4)
+    m = run.measures
+    assert m["smallest_group"] >= (4 if algorithm in ("mdav", "ctca") else 1)
+    assert 0 <= m["structural_utility"] <= 1 and "separability" not in m
+    if algorithm == "mdav":  # prototypes: the groups' means, the release: no suppression
+        assert (out["a"] != "*").all()
+        for (ra, rb), grp in both.groupby(["ra", "rb"]):
+            assert grp["a"].mean() == pytest.approx(float(ra))
+            assert grp["b"].mean() == pytest.approx(float(rb))
+
+
+def test_label_gives_the_supervised_variant_and_the_guard_follows_edits(db):
+    from anonsql.anonymization import Spec, anonymize
+
+    db.backend.write_frame("t", _frame(80, 1))
+    spec = Spec(qis=["a", "b"], k=5, algorithm="kde", label="y", output="t_kde")
+    res = anonymize(db, "t", spec)
+    assert res.algorithm == "kde++" and res.measures["smallest_group"] >= 5
+    assert 0 <= res.measures["separability"] <= 1
+    assert res.measures["combined_utility"] == pytest.approx(
+        (res.measures["separability"] + res.measures["structural_utility"]) / 2
+    )
+    out = db.backend.fetch_df("SELECT * FROM t_kde")
+    assert (out["a"] != "*").all()
+    # a new QI tuple has no release: suppressed; a shrunken group is suppressed too
+    db.backend.execute("INSERT INTO t VALUES (1000, 123.5, 99.9, 'p')")
+    first = out.groupby(["a", "b"]).size().idxmin()
+    out2 = db.backend.fetch_df("SELECT * FROM t_kde")
+    assert (out2[out2["id"] == 1000][["a", "b"]] == "*").all().all()
+    victims = out[(out["a"] == first[0]) & (out["b"] == first[1])]["id"]
+    for i in victims.iloc[: len(victims) - 4]:  # 4 rows of that class remain: below k
+        db.backend.execute(f"DELETE FROM t WHERE id = {int(i)}")
+    out3 = db.backend.fetch_df("SELECT * FROM t_kde")
+    kept = out3[out3["a"] != "*"]
+    assert (kept.groupby(["a", "b"]).size() >= 5).all()
+    assert (out3[out3["id"].isin(victims)]["a"] == "*").all()
+
+
+def test_sql_statement_and_spec_file(tmp_path):
+    import anonsql
+
+    con = anonsql.connect()
+    con.duckdb.register("src", _frame(50, 2))
+    con.sql("CREATE TABLE t AS SELECT * FROM src")
+    run = con.sql(
+        "ANONYMIZE TABLE t INTO t_m WITH (k = 5, qi = (a, b), algorithm = 'mdav', label = 'y')"
+    )
+    assert run.algorithm == "mdav++"
+    k, _, suppressed = con.sql("FROM anonsql_k('t_m', ['a', 'b'])").fetchall()[0]
+    assert k >= 5 and suppressed == 0
+    from anonsql.api import run as run_options
+    from anonsql.spec_file import load_spec_file
+
+    path = tmp_path / "spec.json"
+    path.write_text(
+        json.dumps({"table": "t", "qi": ["a", "b"], "k": 4, "algorithm": "ctca", "output": "t_c"})
+    )
+    spec = load_spec_file(path)
+    res = run_options(con.database, spec.table, spec.options)
+    assert res.algorithm == "ctca" and res.measures["smallest_group"] >= 4
+
+
+def test_cli_runs_and_check_reports_the_joint_k(tmp_path):
+    from click.testing import CliRunner
+
+    from anonsql.cli.main import cli
+    from anonsql.database import Database
+
+    path = str(tmp_path / "m.duckdb")
+    d = Database.open(path)
+    d.backend.write_frame("t", _frame(60, 3))
+    d.close()
+    r = CliRunner().invoke(
+        cli,
+        [
+            *("anonymize", "t", "--qi", "a,b", "--k", "3", "--algorithm", "kde"),
+            *("--suppression", "1", "--out", "t_kde", "--db", path),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "microaggregation (kde)" in r.output and "per attribute" in r.output
+    r = CliRunner().invoke(cli, ["check", "t_kde", "--qi", "a,b", "--k", "3", "--db", path])
+    assert r.exit_code == 0 and "3-anonymity: holds" in r.output, r.output
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"l": 2, "sensitive": "y"}, "k-anonymity only"),
+        ({"label": "a"}, "cannot also be a quasi-identifier"),
+        ({"qi": ["a", "y"]}, "numeric"),
+        ({"algorithm": "ktca", "suppression": 0.0, "k": 30}, "suppression"),
+    ],
+)
+def test_bad_input_is_refused_and_nothing_is_written(db, options, message):
+    from anonsql.anonymization import Spec, anonymize
+
+    db.backend.write_frame("t", _frame(40, 4))
+    base = {"qis": ["a", "b"], "k": 3, "algorithm": "mdav", "output": "t_out"}
+    if "qi" in options:
+        base["qis"] = options.pop("qi")
+    with pytest.raises(InputError, match=message):
+        anonymize(db, "t", Spec(**{**base, **options}))
+    assert not db.backend.table_exists("t_out")
+
+
+def test_null_quasi_identifiers(db):
+    from anonsql.anonymization import Spec, anonymize
+
+    f = _frame(40, 5)
+    f.loc[0, "a"] = None
+    db.backend.write_frame("t", f)
+    spec = Spec(qis=["a", "b"], k=3, algorithm="mdav", output="t_out")
+    with pytest.raises(InputError, match="NULL"):
+        anonymize(db, "t", spec)
+    spec.missing, spec.suppression = "suppress", 0.05
+    res = anonymize(db, "t", spec)
+    assert res.measures["missing_rows"] == 1 and res.measures["suppressed_rows"] == 1
+    out = db.backend.fetch_df("SELECT * FROM t_out")
+    assert (out["a"] == "*").sum() == 1

@@ -1,0 +1,190 @@
+"""Spark Connect targets (``sc://host:port``, or a SparkSession built with ``.remote()``)
+against a real Spark Connect server that this module starts (the one pyspark ships: class
+``SparkConnectServer`` of ``jars/spark-connect_*.jar``, as ``sbin/start-connect-server.sh``
+runs it). A representative subset of the engine tests of ``test_backends`` runs through it:
+the same run as DuckDB (hierarchies, histogram, search, the self-guarding view, the Python
+API on the session object, GAA), the transaction journal, bad input; Spark Connect pays
+seconds per statement, so the rest stays with the local session."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from anonsql.anonymization import Spec, anonymize
+from anonsql.database import Database
+from anonsql.errors import BackendError
+from tests import test_backends
+from tests.test_backends import QIS, output_rows, people, setup
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+@pytest.fixture(scope="session")
+def connect_url(tmp_path_factory):
+    """Starts a local Spark Connect server for the session; skips, saying why, where Java,
+    pyspark or its Connect client (grpcio) are missing."""
+    pytest.importorskip("pyspark", reason="pyspark is not installed (anonsql[spark])")
+    pytest.importorskip("grpc", reason="the Spark Connect client needs grpcio (anonsql[spark])")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java 17 (Debian's openjdk-17-jre-headless); none found")
+    home = _spark_home()
+    if not list((home / "jars").glob("spark-connect_*.jar")):
+        pytest.skip(f"pyspark at {home} ships no Spark Connect server jar")
+    root = tmp_path_factory.mktemp("spark_connect")
+    port = _free_port()
+    log = open(root / "server.log", "wb")  # noqa: SIM115 - open while the server runs
+    command = [
+        str(home / "bin" / "spark-submit"),
+        "--class",
+        "org.apache.spark.sql.connect.service.SparkConnectServer",
+        "--name",
+        "anonsql-test-connect",
+        "--master",
+        "local[2]",
+        "--conf",
+        f"spark.connect.grpc.binding.port={port}",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=4",
+        "--conf",
+        f"spark.sql.warehouse.dir={root / 'warehouse'}",
+        "--conf",
+        f"spark.driver.extraJavaOptions=-Dderby.system.home={root}",
+    ]
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_NO_DAEMONIZE": "1"}
+    server = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if server.poll() is not None:
+                tail = (root / "server.log").read_text(errors="replace")[-2000:]
+                pytest.skip(f"the Spark Connect server did not start: {tail}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            if time.monotonic() > deadline:
+                pytest.skip("the Spark Connect server did not open its port within 180 s")
+            time.sleep(0.5)
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        # this fixture's own server only: its process group, by id
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(10)
+        log.close()
+
+
+@pytest.fixture
+def connect_db(connect_url):
+    """The URL, with a fresh database (schema) as the Connect session's current one."""
+    db = Database.open(connect_url)
+    name = f"anonsql_connect_{uuid.uuid4().hex[:8]}"
+    db.backend.session.sql(f"CREATE DATABASE {name}")
+    db.backend.session.catalog.setCurrentDatabase(name)
+    return connect_url
+
+
+@pytest.fixture
+def connect_engine(connect_db):
+    """The ``engine`` fixture of test_backends, on the Connect server (named "spark": the
+    tests treat it as the Spark engine it is)."""
+    opened = []
+
+    def open_db():
+        d = Database.open(connect_db)
+        opened.append(d)
+        return d
+
+    open_db.name = "spark"
+    open_db.target = connect_db
+    yield open_db
+    for d in opened:
+        d.close()
+
+
+def test_nothing_starts_locally(connect_db):
+    db = Database.open(connect_db)
+    assert db.backend.remote and db.backend.dialect == "spark"
+    assert type(db.backend.session).__module__.startswith("pyspark.sql.connect")
+
+
+def test_same_result_as_duckdb_through_connect(connect_engine):
+    # hierarchies, histogram, search, the self-guarding view, the API on the .remote()
+    # session, GAA: test_backends' own test, on the Connect server
+    test_backends.test_same_result_as_duckdb(connect_engine)
+
+
+def test_failure_leaves_everything_through_connect(connect_engine, monkeypatch):
+    test_backends.test_rerun_replaces_and_failure_leaves_everything(connect_engine, monkeypatch)
+
+
+def test_histogram_in_the_engine_through_connect(connect_db):
+    frame = people(300, seed=4)
+    ref = Database.open(":memory:")
+    setup(ref, frame)
+    db = Database.open(connect_db)
+    setup(db, frame)
+    spec = Spec(qis=QIS, sensitive="disease", k=4, l=2, suppression=0.05, output="out")
+    expected = anonymize(ref, "people", spec)
+    got = anonymize(db, "people", Spec(**{**spec.to_dict(), "memory_budget": 60_000}))
+    assert got.levels == expected.levels
+    assert got.measures["nodes_in_engine"] >= 1
+    assert output_rows(db, "out").equals(output_rows(ref, "out"))
+
+
+def test_cli_on_connect_is_quiet(connect_db):
+    from anonsql.cli.main import cli
+
+    res = CliRunner().invoke(cli, ["sql", "--db", connect_db, "SELECT 1 AS one"])
+    assert res.exit_code == 0, res.output
+    assert "WARN" not in res.output and "log4j" not in res.output
+    assert "one" in res.output
+
+
+def test_unreachable_server_is_a_clear_error():
+    pytest.importorskip("grpc", reason="the Spark Connect client needs grpcio (anonsql[spark])")
+    port = _free_port()
+    t0 = time.monotonic()
+    with pytest.raises(BackendError, match=f"cannot reach Spark Connect at sc://127.0.0.1:{port}"):
+        Database.open(f"sc://127.0.0.1:{port}")
+    assert time.monotonic() - t0 < 60
+
+
+def test_verbose_switch(monkeypatch):
+    from anonsql.backend import backend_name
+    from anonsql.backend.spark_backend import verbose
+
+    assert backend_name("sc://host:15002") == "spark"
+    monkeypatch.delenv("ANONSQL_VERBOSE", raising=False)
+    assert not verbose()
+    monkeypatch.setenv("ANONSQL_VERBOSE", "1")
+    assert verbose()
+    monkeypatch.setenv("ANONSQL_VERBOSE", "0")
+    assert not verbose()
