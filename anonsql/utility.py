@@ -200,8 +200,9 @@ def mlp(seed: int):
     )
 
 
-def train_models(x: np.ndarray, labels: np.ndarray, seeds: int) -> list:
-    """One model per seed on the same rows (the training rows, in key order)."""
+def train_models(x: np.ndarray, labels: np.ndarray, seeds: int, fitted=None) -> list:
+    """One model per seed on the same rows (the training rows, in key order). ``fitted``,
+    if given, is called after each fit (for progress: the fits are the work)."""
     if len(set(labels.tolist())) < 2:
         raise InputError("the training rows hold a single target value; nothing to learn")
     models = []
@@ -212,6 +213,8 @@ def train_models(x: np.ndarray, labels: np.ndarray, seeds: int) -> list:
             warnings.simplefilter("ignore", category=UserWarning)
             model.fit(x, labels)
         models.append(model)
+        if fitted is not None:
+            fitted()
     return models
 
 
@@ -258,9 +261,11 @@ def evaluate_run(
     protocol: str = "paper",
     train_run: int | None = None,
     train_kind: str = "proportional",
+    progress=None,
 ) -> list[UtilityScore]:
     """Scores of seed 000's MLP on each encoding in ``kinds`` of ``run_id``'s test rows;
-    see the module's docstring for the protocols."""
+    see the module's docstring for the protocols. ``progress(done, total)`` is called
+    after each network is trained (the fits are nearly all of the time)."""
     _sklearn()
     if protocol not in PROTOCOLS:
         raise InputError(f"unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}")
@@ -283,15 +288,24 @@ def evaluate_run(
         x_train, trained_on = run.originals.get("proportional"), "original proportional"
     classes = sorted(set(run.labels.tolist()))
     y_train = run.labels[run.train]
+    total = seeds * (len(kinds) if protocol == "per-encoding" else 1)
+    done = 0
+
+    def fitted() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
     if protocol == "per-encoding":
         out = []
         for kind in kinds:
-            models = train_models(run.originals[kind][run.train], y_train, seeds)
+            models = train_models(run.originals[kind][run.train], y_train, seeds, fitted)
             out.append(score_models(models, run, kind, classes, f"original {kind}"))
         return out
     if train_run is None:
         x_train = x_train[run.train]
-    models = train_models(x_train, y_train, seeds)
+    models = train_models(x_train, y_train, seeds, fitted)
     return [score_models(models, run, kind, classes, trained_on) for kind in kinds]
 
 

@@ -46,8 +46,14 @@ def main() -> None:
     ap.add_argument("--train-k", type=int, default=100, help="k of Figure 4's training table")
     ap.add_argument("--per-encoding", action="store_true", help="also the other protocol")
     ap.add_argument("--name", default="seed000_mlp", help="stem of the result files")
+    ap.add_argument("--plot-only", action="store_true", help="redraw from the JSON results")
     args = ap.parse_args()
     ks = [int(x) for x in args.ks.split(",")]
+    if args.plot_only:
+        results = json.loads((RESULTS / f"{args.name}.json").read_text())
+        args.seeds, args.train_k = results["seeds"], results["train_k"]
+        _plot(results, results["ks"], args)
+        return
     log = Log(RESULTS / f"{args.name}.txt")
     db = adult_db()
     qis = [a for a in ADULT if a != TARGET]
@@ -177,16 +183,17 @@ def _plot(results: dict, ks: list[int], args) -> None:
     style = {"colours": REPRESENTATION_COLOURS, "labels": REPRESENTATION_LABELS}
     curves(
         RESULTS / f"{args.name}_fig3.png",
-        f"Seed 000 Fig. 3a (ours): Adult, AUC-ROC of MLPs trained on the original table "
-        f"({args.seeds} seeds, band: ±1 std of proportional)",
-        [("tested on each representation of the k-anonymous table", series("original"))],
+        f"Seed 000 Fig. 3a (ours): Adult, MLPs trained on the original table\n"
+        f"({args.seeds} seeds; band: ±1 std of proportional)",
+        [("tested on each encoding of the k-anonymous table", series("original"))],
         ylim=(0.45, 0.95),
         ylabel="AUC-ROC",
         **style,
     )
     curves(
         RESULTS / f"{args.name}_fig4.png",
-        f"Seed 000 Fig. 4 (ours): Adult, AUC-ROC, trained on a {args.train_k}-anonymous table",
+        f"Seed 000 Fig. 4 (ours): Adult, AUC-ROC, trained on a {args.train_k}-anonymous table "
+        f"({args.seeds} seeds; band: ±1 std of proportional)",
         [
             (f"({'abcd'[i]}) trained with {REPRESENTATION_LABELS[t]}", series(t))
             for i, t in enumerate(KINDS)

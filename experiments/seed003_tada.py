@@ -276,9 +276,34 @@ def main() -> None:
                         )
             if task == "classification":
                 results.append({"data": name, "task": task, "method": "raw", **base})
+    summary(results, log)
     (RESULTS / f"{args.name}.json").write_text(json.dumps(results, indent=1))
     log.close()
     plots(results, args.name)
+
+
+def summary(results: list[dict], log) -> None:
+    """Per data set, task and l: each metric's mean over k for Anon and TA_DA, and in how
+    many of the k values TA_DA is at least as good (the paper's claims, checked)."""
+    log("\n## summary: mean over k (TA_DA >= Anon in how many k)")
+    log("| data | task | l | metric | Anon | TA_DA | TA_DA >= Anon | k=50: Anon | k=50: TA_DA |")
+    log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    keys = sorted({(r["data"], r["task"], r["l"]) for r in results if "l" in r})
+    for data, task, l_value in keys:
+        rows = [r for r in results if (r["data"], r["task"], r.get("l")) == (data, task, l_value)]
+        metrics = ("accuracy", "f1_macro") if task == "classification" else ("ari", "nmi")
+        for metric in metrics:
+            by = {
+                m: {r["k"]: r[metric] for r in rows if r["method"] == m} for m in ("anon", "tada")
+            }
+            ks = sorted(by["anon"])
+            wins = sum(by["tada"][k] >= by["anon"][k] - 1e-12 for k in ks)
+            kmax = ks[-1]
+            mean_a, mean_t = (np.mean(list(by[m].values())) for m in ("anon", "tada"))
+            log(
+                f"| {data} | {task} | {l_value} | {metric} | {mean_a:.4f} | {mean_t:.4f} | "
+                f"{wins} of {len(ks)} | {by['anon'][kmax]:.4f} | {by['tada'][kmax]:.4f} |"
+            )
 
 
 def plots(results: list[dict], stem: str) -> None:

@@ -44,8 +44,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ks", default=",".join(map(str, KS)))
     ap.add_argument("--name", default="seed004_metrics", help="stem of the result files")
+    ap.add_argument("--plot-only", action="store_true", help="redraw from the JSON results")
     args = ap.parse_args()
     ks = [int(x) for x in args.ks.split(",")]
+    if args.plot_only:
+        saved = json.loads((RESULTS / f"{args.name}.json").read_text())
+        _plot(saved["ks"], saved["figures"], args.name)
+        return
     log = Log(RESULTS / f"{args.name}.txt")
     db = adult_db()
     hist = Histogram.from_database(db, "adult", ADULT, ADULT)

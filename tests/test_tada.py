@@ -190,3 +190,18 @@ def test_tada_bad_input(extra, message):
     db = _db(GOLDEN)
     with pytest.raises(InputError, match=message):
         _run(db, algorithm="tada", qis=["age", "state"], sensitive="income", k=2, **extra)
+
+
+def test_task_encodings_read_released_labels():
+    """Seed 003 VI-B: intervals by their midpoint (standardized), sets multi-hot, a
+    suppressed value all ones; VI-C: sets by the mean of their members' 1..n numbers."""
+    from anonsql.partition.task_utility import encode
+
+    frame = pd.DataFrame({"age": ["[20, 30]", "40", "*"], "st": ["{CA, MN}", "TX", "*"]})
+    x = encode(frame, ["age"], {"st": ["CA", "MN", "TX"]})
+    ages = np.asarray([25.0, 40.0, 32.5])  # the suppressed age sits at the mean
+    assert x[:, 0] == pytest.approx((ages - ages.mean()) / ages.std())
+    assert x[:, 1:].tolist() == [[1, 1, 0], [0, 0, 1], [1, 1, 1]]
+    ranks = np.asarray([1.5, 3.0, 2.25])
+    y = encode(frame, [], {"st": ["CA", "MN", "TX"]}, "clustering")
+    assert y[:, 0] == pytest.approx((ranks - ranks.mean()) / ranks.std())

@@ -131,13 +131,17 @@ def read_tuples(
         data = WeightedTuples(values, counts.astype(np.int64))
     else:
         labels, codes = np.unique(df["y"].astype(str).to_numpy(), return_inverse=True)
+        codes = codes.reshape(-1)
+        # the engine returns groups in any order: sorted, the drawn examples and the
+        # records' order (cross-validation folds) are the same at every run
+        order = np.lexsort((codes, inverse))
         data = WeightedTuples(
             values,
             counts.astype(np.int64),
             [str(s) for s in labels],
-            inverse,
-            codes.reshape(-1),
-            df["n"].to_numpy(dtype=np.int64),
+            inverse[order],
+            codes[order],
+            df["n"].to_numpy(dtype=np.int64)[order],
         )
     return data, [list(map(str, row)) for row in originals], dropped
 

@@ -514,7 +514,7 @@ def progress_label(algorithm: str | None) -> str:
     if algorithm in (None, "flash", "exhaustive"):
         return "lattice nodes settled"
     if algorithm == "heuristic":
-        return "node checks"
+        return "heuristic search (of its time or step limit)"
     return algorithm
 
 

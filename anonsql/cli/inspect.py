@@ -10,6 +10,7 @@ import click
 from anonsql.cli.common import (
     _parse_pairs,
     _print_evaluation,
+    _progress,
     _spec,
     db_option,
     echo_json,
@@ -238,11 +239,11 @@ def evaluate(
 
     from anonsql.utility import evaluate_run
 
-    scores = evaluate_run(
-        open_db(db_path, create=False), run_id, target, seeds, protocol=protocol,
-        train_run=train_run,
-        train_kind=train_kind,
-    )  # fmt: skip
+    with _progress(as_json, "networks trained") as progress:
+        scores = evaluate_run(
+            open_db(db_path, create=False), run_id, target, seeds, protocol=protocol,
+            train_run=train_run, train_kind=train_kind, progress=progress,
+        )  # fmt: skip
     if as_json:
         click.echo(json.dumps([asdict(s) for s in scores], indent=2))
         return
@@ -284,7 +285,11 @@ def report(
     from anonsql.output.report import build_report, write_report
 
     db = open_db(db_path, create=False)
-    figures = build_report(db, run_id, population, population_size, sampling_fraction)
-    paths = write_report(figures, out_dir)
+    # two steps: the figures (queries over the output) and the two files
+    with _progress(False, "report steps") as progress:
+        progress(0, 2)
+        figures = build_report(db, run_id, population, population_size, sampling_fraction)
+        progress(1, 2)
+        paths = write_report(figures, out_dir)
     for path in paths:
         click.echo(str(path))

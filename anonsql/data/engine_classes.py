@@ -156,9 +156,11 @@ class EngineHistogram(Histogram):
         self.keys = list(keys)
         self.sensitive = sensitive
         self.budget = budget
-        #: the search's partition cache: half the budget (the other half for the node
-        #: being computed and its roll-up's temporaries)
-        self.cache_bytes = budget // 2
+        #: the budget's shares: half for the hubs (nodes computed in the engine that later
+        #: nodes roll up from), a quarter for the search's partition cache, a quarter for
+        #: the node being computed and its roll-up's temporaries
+        self.hub_bytes = budget // 2
+        self.cache_bytes = budget // 4
         self.sens: np.ndarray | None = None
         self.sens_labels: list[str] = []
         self.missing_rows = 0
@@ -172,6 +174,11 @@ class EngineHistogram(Histogram):
         self.nodes_in_memory = 0
         self.engine_seconds: list[float] = []
         self._last: Partition | None = None
+        #: partitions of hubs computed in the engine and kept (within half the cache)
+        self._hubs: list[Partition] = []
+        self._hub_bytes = 0
+        self._meet: tuple[int, ...] | None = None
+        self._too_big: list[tuple[int, ...]] = []
         self._memory_rate = 3e-8 * max(len(qis), 1)  # seconds per class rolled up (prior)
         self._engine_cost = 0.0  # seconds per GROUP BY in the engine (set by build)
 
@@ -350,18 +357,76 @@ class EngineHistogram(Histogram):
 
     # -- classes of a node -------------------------------------------------------------------------
     def node_classes(self, levels: tuple[int, ...], finer: Partition | None) -> Partition:
-        """The classes of the node at ``levels``: rolled up from ``finer`` (a cached
-        partition of a specialization, or None) when that is cheaper by the measured costs,
-        else computed by one GROUP BY in the engine."""
-        if finer is not None and finer.classes * self._memory_rate <= self._engine_cost:
-            t0 = time.perf_counter()
-            part = finer.rollup(self, levels)
-            spent = time.perf_counter() - t0
-            if finer.classes >= 10_000:  # small roll-ups measure overheads, not the rate
-                self._memory_rate = 0.5 * self._memory_rate + 0.5 * spent / finer.classes
-            self.nodes_in_memory += 1
-            return part
+        """The classes of the node at ``levels``: rolled up in memory from the cheapest
+        finer partition at hand (``finer``, the search's cached one; the node computed
+        last; a hub) when that is cheaper by the measured costs, else by a GROUP BY in the
+        engine, preferably of a hub below the node (see :meth:`_hub_for`)."""
+        levels = tuple(int(x) for x in levels)
+        source = self._finest_source(levels, finer)
+        if source is not None and source.classes * self._memory_rate <= self._engine_cost:
+            return self._rollup(source, levels)
+        hub = self._hub_for(levels)
+        if hub is not None:
+            part = self.classes_in_engine(hub)
+            if self._keep_hub(part):
+                return self._rollup(part, levels)
+            # too large to keep: so is every hub below it (finer nodes have more classes)
+            self._too_big.append(hub)
+            self._meet = levels
         return self.classes_in_engine(levels)
+
+    def _keep_hub(self, part: Partition) -> bool:
+        """Keep a hub's partition within :attr:`hub_bytes`: hubs above it are dropped
+        first (it serves every node they serve), then the oldest."""
+        size = _size(part)
+        if size > self.hub_bytes:
+            return False
+        below = [
+            h
+            for h in self._hubs
+            if not all(a <= b for a, b in zip(part.levels, h.levels, strict=True))
+        ]
+        self._hubs = below
+        while self._hubs and sum(map(_size, self._hubs)) + size > self.hub_bytes:
+            self._hubs.pop(0)
+        self._hubs.append(part)
+        self._hub_bytes = sum(map(_size, self._hubs))
+        return True
+
+    def _finest_source(self, levels, finer: Partition | None) -> Partition | None:
+        best = finer
+        for part in (self._last, *self._hubs):
+            if part is None or not all(a <= b for a, b in zip(part.levels, levels, strict=True)):
+                continue
+            if best is None or part.classes < best.classes:
+                best = part
+        return best
+
+    def _rollup(self, source: Partition, levels: tuple[int, ...]) -> Partition:
+        t0 = time.perf_counter()
+        part = source.rollup(self, levels)
+        spent = time.perf_counter() - t0
+        if source.classes >= 10_000:  # small roll-ups measure overheads, not the rate
+            self._memory_rate = 0.5 * self._memory_rate + 0.5 * spent / source.classes
+        self.nodes_in_memory += 1
+        return part
+
+    def _hub_for(self, levels: tuple[int, ...]) -> tuple[int, ...] | None:
+        """A node below ``levels`` to compute in the engine instead, and keep: the meet of
+        the nodes the engine was asked for so far. A search visits nodes all over the
+        lattice; one GROUP BY of their meet, when its classes fit the budget, serves every
+        later node above it by roll-ups here (the in-memory search's bottom partition
+        plays that part). A meet as fine as one that did not fit is not tried again; the
+        meet restarts from the node at hand."""
+        meet = levels if self._meet is None else tuple(map(min, self._meet, levels))
+        self._meet = meet
+        if meet == levels:
+            return None
+        for big in self._too_big:
+            if all(m <= b for m, b in zip(meet, big, strict=True)):
+                self._meet = levels
+                return None
+        return meet
 
     def classes_in_engine(self, levels: tuple[int, ...]) -> Partition:
         """One GROUP BY of the generalized QIs, through the closure table. The last node's
@@ -456,12 +521,18 @@ class EngineHistogram(Histogram):
         from anonsql.backend.sql_templates import drop
 
         self._last = None
+        self._hubs, self._hub_bytes = [], 0
         # a temporary relation goes with the session anyway
         with contextlib.suppress(Exception):
             self.db.backend.execute(drop("table", self.relation))
 
 
 _COUNTER = itertools.count(1)
+
+
+def _size(part: Partition) -> int:
+    arrays = (part.codes, part.sizes, part.pair_class, part.pair_value, part.pair_count)
+    return sum(a.nbytes for a in arrays if a is not None)
 
 
 def _next() -> int:

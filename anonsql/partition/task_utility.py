@@ -97,7 +97,13 @@ def classification_scores(
     from sklearn.model_selection import train_test_split
     from sklearn.neural_network import MLPClassifier
 
-    xtr, xte, ytr, yte = train_test_split(x, y, test_size=test_size, random_state=seed, stratify=y)
+    # stratified by the label, unless a label value has a single row (Nursery's "recommend"
+    # has 2 of 12,960; a subsample may keep one)
+    _, per_label = np.unique(y, return_counts=True)
+    strata = y if per_label.min() >= 2 else None
+    xtr, xte, ytr, yte = train_test_split(
+        x, y, test_size=test_size, random_state=seed, stratify=strata
+    )
     net = MLPClassifier(
         hidden_layer_sizes=(64, 32, 16),
         activation="relu",

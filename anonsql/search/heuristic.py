@@ -295,7 +295,12 @@ class Heuristic(Search):
                 self.best, self.best_node = sol, node
                 self.cutoff = sol.score + 1e-12 * max(1.0, abs(sol.score))
         if self.progress:
-            self.progress(self.ev.checked, self.total)
+            # the search stops at its time limit or its step limit, whichever comes first:
+            # progress is the larger share of the two, in thousandths
+            share = (time.perf_counter() - self.t0) / self.time_limit
+            if self.steps:
+                share = max(share, self.ev.checked / self.total)
+            self.progress(min(int(share * 1000), 1000), 1000)
         return info
 
     def _priority(self, node: int) -> tuple:

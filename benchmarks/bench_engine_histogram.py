@@ -1,0 +1,195 @@
+"""Benchmark of the histogram kept in the engine (issue 19): the census-like synthetic table of
+``bench_lattice.py`` (8 QIs, near-unique: 10 M rows have 8.2 M distinct QI combinations), on
+DuckDB and on Spark in local mode, k = 5, 5% suppression, Loss, output a table.
+
+For each engine, in the same run, each in its own process (so the peak RSS is that run's):
+
+* ``groupby``: one GROUP BY over the 8 QIs in the engine (the unit of cost);
+* ``memory``: the in-memory search (the histogram read into Python), the baseline;
+* ``engine``: the search with ``--budget`` (the histogram stays in the engine; nodes are
+  computed there or rolled up in memory, whichever is cheaper).
+
+Printed per run: histogram, search and materialization seconds, total / GROUP BY, nodes
+computed in the engine and in memory, peak RSS of the Python process (a Spark JVM is another
+process), and the optimum, suppressed rows and classes (the same in both searches).
+
+    nice -n 19 python benchmarks/bench_engine_histogram.py --rows 2000000 --budget 256MiB \\
+        --spark-rows 200000 --spark-budget 32MiB
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_lattice import SCALE_QIS  # noqa: E402
+
+
+def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
+    """One run in this process; returns its figures."""
+    import warnings
+
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    from anonsql.anonymization import Spec, anonymize
+    from anonsql.database import Database
+
+    t = time.perf_counter()
+    db = Database.open(target)
+    opened = time.perf_counter() - t
+    out: dict = {"engine": engine, "mode": mode, "open": opened}
+    if engine == "duckdb":
+        db.backend.execute("SET memory_limit = '1GB'")
+    cols = ", ".join(SCALE_QIS)
+    if mode == "groupby":
+        times = []
+        for _ in range(3):  # median of three (the first warms the cache)
+            t = time.perf_counter()
+            distinct = db.backend.fetchall(
+                f"SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) AS n FROM big GROUP BY {cols}) g"
+            )[0][0]
+            times.append(time.perf_counter() - t)
+        out.update(seconds=statistics.median(times), distinct=int(distinct))
+    else:
+        spec = Spec(
+            qis=SCALE_QIS,
+            k=5,
+            suppression=0.05,
+            output=f"big_k5_{mode}",
+            materialize="table",
+            memory_budget=budget if mode == "engine" else None,
+            replace=True,
+        )
+        t = time.perf_counter()
+        r = anonymize(db, "big", spec)
+        total = time.perf_counter() - t
+        m = r.measures
+        out.update(
+            seconds=total,
+            histogram=r.timings.get("histogram", 0.0),
+            search=r.timings.get("search", 0.0),
+            materialize=r.timings.get("materialize", 0.0),
+            checked=r.checked,
+            lattice=r.lattice_size,
+            in_engine=m.get("nodes_in_engine", 0),
+            in_memory=m.get("nodes_in_memory", r.checked if mode == "memory" else 0),
+            levels=list(r.levels.values()),
+            suppressed=m["suppressed_rows"],
+            classes=m["classes"],
+        )
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    db.close()
+    return out
+
+
+def child(engine: str, target: str, mode: str, budget: str | None) -> dict:
+    args = [sys.executable, __file__, "--measure", engine, target, mode, budget or "-"]
+    done = subprocess.run(args, capture_output=True, text=True, check=False)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"{engine} {mode} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return json.loads(lines[-1])
+
+
+def spark_target(duck_path: str, rows: int, folder: Path) -> str:
+    """The first ``rows`` rows of the DuckDB table and its hierarchies in a Spark warehouse
+    (through a parquet file), in a child process."""
+    code = f"""
+import warnings; warnings.filterwarnings("ignore")
+import duckdb
+from anonsql.database import Database
+from anonsql.demo.setup import load_manifest_hierarchies
+con = duckdb.connect({duck_path!r}, read_only=True)
+con.execute("COPY (SELECT * FROM big LIMIT {rows}) TO '{folder}/big.parquet' (FORMAT parquet)")
+con.close()
+db = Database.open("spark:{folder}/warehouse")
+db.backend.session.sql("CREATE TABLE big USING parquet AS "
+                       "SELECT * FROM parquet.`{folder}/big.parquet`").collect()
+load_manifest_hierarchies(db, "census", "big")
+"""
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=HERE.parent)
+    return f"spark:{folder}/warehouse"
+
+
+def report(title: str, runs: dict[str, dict], budget: str) -> None:
+    floor = runs["groupby"]["seconds"]
+    print(title)
+    print(
+        f"  one GROUP BY over the 8 QIs: {floor:.2f} s (median of 3), "
+        f"{runs['groupby']['distinct']:,} distinct combinations"
+    )
+    head = (
+        f"  {'search':<22} {'histogram':>9} {'search':>8} {'materialize':>11} {'total':>8} "
+        f"{'x GROUP BY':>10} {'nodes engine/memory':>20} {'peak RSS':>10}"
+    )
+    print(head)
+    for mode, label in (("memory", "in memory (baseline)"), ("engine", f"in engine ({budget})")):
+        r = runs[mode]
+        print(
+            f"  {label:<22} {r['histogram']:>8.2f}s {r['search']:>7.2f}s "
+            f"{r['materialize']:>10.2f}s {r['seconds']:>7.2f}s {r['seconds'] / floor:>10.1f} "
+            f"{r['in_engine']:>9} / {r['in_memory']:<8} {r['peak_rss_mib']:>7.0f} MiB"
+        )
+    a, b = runs["memory"], runs["engine"]
+    same = (a["levels"], a["suppressed"], a["classes"]) == (
+        b["levels"],
+        b["suppressed"],
+        b["classes"],
+    )
+    print(
+        f"  optimum {b['levels']}, suppressed {b['suppressed']:,}, classes {b['classes']:,}, "
+        f"{b['checked']} nodes checked of {b['lattice']:,}; same as in memory: {same}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=2_000_000, help="DuckDB table rows")
+    ap.add_argument("--budget", default="256MiB", help="memory budget of the DuckDB run")
+    ap.add_argument("--spark-rows", type=int, default=200_000, help="0: no Spark run")
+    ap.add_argument("--spark-budget", default="32MiB")
+    ap.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.measure:
+        engine, target, mode, budget = args.measure
+        print(json.dumps(measure(engine, target, mode, None if budget == "-" else budget)))
+        return
+    if args.rows < args.spark_rows:
+        raise SystemExit("--rows must be at least --spark-rows (Spark reads a prefix)")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "scale.duckdb")
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "bench_lattice.py"),
+                "--generate",
+                path,
+                "--rows",
+                str(args.rows),
+            ],
+            check=True,
+            cwd=HERE.parent,
+        )
+        runs = {m: child("duckdb", path, m, args.budget) for m in ("groupby", "memory", "engine")}
+        print()
+        report(f"DuckDB, {args.rows:,} rows:", runs, args.budget)
+        if args.spark_rows:
+            target = spark_target(path, args.spark_rows, Path(tmp))
+            runs = {
+                m: child("spark", target, m, args.spark_budget)
+                for m in ("groupby", "memory", "engine")
+            }
+            report(f"Spark local, {args.spark_rows:,} rows:", runs, args.spark_budget)
+
+
+if __name__ == "__main__":
+    main()
