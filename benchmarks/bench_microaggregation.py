@@ -5,7 +5,7 @@ tuples, clustering, wLVQ2, measures, writing the view); then synthetic rows (5 n
 attributes) with MDAV and KDE at growing sizes. MDAV is quadratic in the number of distinct
 tuples (every group scans the remaining ones, as sdcMicro's), KDE linear.
 
-    nice -n 19 python benchmarks/bench_microaggregation.py [--sizes 10000,100000,1000000]
+    nice -n 19 python benchmarks/bench_microaggregation.py [--sizes 10000,50000,1000000] [--sets ""]
 """
 
 from __future__ import annotations
@@ -46,13 +46,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="10000,50000,1000000")
     ap.add_argument("--mdav-max", type=int, default=50000)
+    ap.add_argument("--sets", default="electrical,waveform", help="UCI sets ('' for none)")
     args = ap.parse_args()
     from seed001_microaggregation import load
 
     from anonsql.database import Database
 
     print(f"{'data set':12}{'method':9}" + "".join(f"{p:>12}" for p in PHASES))
-    for name in ("electrical", "waveform"):
+    for name in [s for s in args.sets.split(",") if s]:
         df, qis, label = load(name)
         db = Database.open(":memory:")
         db.backend.write_frame(name, df)

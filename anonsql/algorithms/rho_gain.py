@@ -32,6 +32,26 @@ applies the relative limit to the subset it anonymizes): pass rho' may suppress
 ``suppression * (its input records)``. Overall, the suppressed records only fall from pass to
 pass, so the output suppresses at most what the first pass did, within the limit of the table.
 
+Models that read a population table (k-map against a table, delta-presence). ARX refuses
+both for local recoding (``isLocalRecodingSupported`` is false for ``DPresence`` and for
+``KMap`` with a research subset). Here every population row is assigned to at most one
+released class, the way a full-domain run assigns it by its levels: each pass generalizes,
+with its levels, its input *and the population rows no earlier pass assigned* (pass 0: the
+whole population, so pass 0 is exactly the lattice search's run); a class's population count
+is its rows among those; a class of the population without input rows fails delta_min > 0
+for the whole pass, as in the lattice search (:mod:`anonsql.models.delta_presence`); and the
+population rows in a class the pass releases are assigned to it. The recoding table maps the
+tuples of the assigned population rows too (a population tuple the source lacks gets the
+labels of the class it was assigned to), so the guard, which counts per class the population
+rows the recoding maps to it (``_population_counts``), counts exactly what the passes
+counted, summed over the passes whose classes share labels (k-map: the counts add up;
+delta-presence: the union's share is the mediant of its parts', between their smallest and
+largest, so both are closed under the union). Population rows never assigned - in classes
+that stayed suppressed in every pass - map to nothing and are tested by no model, as the
+people of a suppressed class are not in a lattice run (ARX tests released classes only).
+Population rows are read once (one GROUP BY, as the lattice search reads them); a pass selects
+its open rows by their leaf ids.
+
 The output is one :class:`~anonsql.output.recoding.TableRecoding`: each original QI tuple ->
 the labels of the pass that released it; tuples never released are absent and suppressed by
 the guard. Node ids are made canonical per label (the smallest node id of the hierarchy with
@@ -62,7 +82,7 @@ from anonsql.metrics.risk import risk_measures
 from anonsql.models import HierarchicalEMD
 from anonsql.models.base import ClassStats, PrivacyModel
 from anonsql.models.goal import build_models
-from anonsql.models.requirements import Requirements
+from anonsql.models.requirements import Requirements, population_histogram
 from anonsql.models.risk_thresholds import enforce_table_models
 from anonsql.output.recoding import TableRecoding
 from anonsql.search import search as make_search
@@ -184,6 +204,8 @@ def minimal_class_size(models: list[PrivacyModel]) -> int:
     k for k-anonymity, ceil(l) distinct values for every l-diversity."""
     size = 1
     for m in models:
+        if m.needs_population:
+            continue  # k-map's k counts population records: one record can pass it
         for attr in ("k", "l"):
             v = getattr(m, attr, None)
             if isinstance(v, int | float) and not isinstance(v, bool) and v > 0:
@@ -202,6 +224,11 @@ class _State:
     canon: list[np.ndarray]
     pass_of_row: np.ndarray  # the pass that released each row (-1: none)
     passes: list[Pass] = field(default_factory=list)
+    #: k-map / delta-presence: the population table's histogram (leaf ids of the same
+    #: hierarchies) and, per row of it, the canonical node ids of the released class it was
+    #: assigned to (-1: none yet); None without such a model (module docstring)
+    population: Histogram | None = None
+    pop_release: np.ndarray | None = None
 
     @property
     def released(self) -> np.ndarray:
@@ -228,13 +255,6 @@ class _Passes(Algorithm):
         spec = ctx.spec
         metric = spec.metric or "loss"
         models = build_models(spec, ctx.sensitive_key)
-        if any(m.needs_population for m in models):
-            names = ", ".join(m.describe() for m in models if m.needs_population)
-            raise InputError(
-                f"{names} reads a population table, which the passes over the outliers do "
-                f"not project yet (ARX refuses k-map with a population for local recoding); "
-                f"use the lattice search, or the estimated k-map"
-            )
         sens_h = None
         if any(isinstance(m, HierarchicalEMD) for m in models):
             if spec.sensitive is None:
@@ -255,12 +275,16 @@ class _Passes(Algorithm):
         overall = hist.overall_distribution() if hist.sens is not None else None
         ctx.timings["histogram"] = time.perf_counter() - ctx.t0
         hs = hist.hierarchies
+        # the whole population, one GROUP BY in the database as the lattice search reads it
+        population = population_histogram(ctx.db, models, list(spec.qis), list(ctx.keys))
         state = _State(
             hist,
             np.full(hist.codes.shape, -1, dtype=np.int64),
             [np.asarray(h.labels, dtype=object) for h in hs],
             [canonical_ids(list(h.labels)) for h in hs],
             np.full(len(hist.counts), -1, dtype=np.int64),
+            population=population,
+            pop_release=None if population is None else np.full(population.codes.shape, -1),
         )
         smallest = minimal_class_size(models)
         solutions: list[dict] = []
@@ -277,6 +301,8 @@ class _Passes(Algorithm):
                     budget = spec.suppression  # ARX: the relative limit of each pass's input
                 requirements = Requirements(models, budget, sens_h)
                 requirements._overall = overall  # the whole table's, in every pass
+                # the population rows no earlier pass assigned (module docstring)
+                requirements.population = _open_population(state)
                 if number == 0:
                     requirements.validate(current)
                 search = self._search(spec)
@@ -309,6 +335,7 @@ class _Passes(Algorithm):
                     sizes = part.sizes[assessment.passing].astype(np.int64)
                     released_rows = int(sizes.sum())
                     _record(state, current, rows, levels, number)
+                    _assign_population(state, current, rows, levels)
                     if number == 0:
                         solutions = [_solution_row(s, spec.qis, result) for s in result.solutions]
                 left = int(hist.counts[~state.released].sum())
@@ -507,16 +534,62 @@ def _record(
     state.pass_of_row[found] = number
 
 
-def _outlier_histogram(ctx: RunContext, spec, state: _State) -> Histogram:
-    """The histogram of the records not released yet: their distinct QI tuples go to a
-    temporary table, and the source's GROUP BY is joined to it, in the database."""
-    hist = state.hist
-    left = ~state.released
-    codes = np.unique(hist.codes[left], axis=0)
+def _write_tuples(ctx: RunContext, state: _State, rows: np.ndarray) -> None:
+    """The distinct QI tuples of the table's histogram rows ``rows`` (raw values as VARCHAR,
+    the leaf labels) into the temporary table :data:`OUTLIERS`, which the passes' GROUP BYs
+    join to: the rows never leave the database."""
+    codes = np.unique(state.hist.codes[rows], axis=0)
     frame = pd.DataFrame(
         {f"v{j}": state.labels[j][codes[:, j]].astype(str) for j in range(codes.shape[1])}
     )
     ctx.db.backend.write_frame(OUTLIERS, frame, temporary=True)
+
+
+def _open_population(state: _State) -> Histogram | None:
+    """The population rows not assigned to a released class yet: those of the table's
+    tuples not released yet and those of tuples the table lacks that no pass released a
+    class for (all of them in the first pass: the lattice search's population)."""
+    pop = state.population
+    if pop is None:
+        return None
+    open_rows = state.pop_release[:, 0] < 0
+    return Histogram(pop.qis, pop.hierarchies, pop.codes[open_rows], pop.counts[open_rows])
+
+
+def _assign_population(
+    state: _State, current: Histogram, rows: np.ndarray, levels: list[int]
+) -> None:
+    """Assign the open population rows that fall, with ``levels``, into a class the pass
+    releases (``rows``: its released histogram rows) to that class: the pass counted them
+    for it (:meth:`Requirements.stats` over :func:`_open_population`)."""
+    pop = state.population
+    if pop is None or not rows.any():
+        return
+    open_rows = np.flatnonzero(state.pop_release[:, 0] < 0)
+    if not len(open_rows):
+        return
+    hs = state.hist.hierarchies
+    m = len(hs)
+
+    def canon(codes: np.ndarray) -> np.ndarray:
+        out = np.empty(codes.shape, dtype=np.int64)
+        for j, h in enumerate(hs):
+            out[:, j] = state.canon[j][h.ancestor_column(levels[j])[codes[:, j]]]
+        return out
+
+    cols = [f"g{j}" for j in range(m)]
+    classes = pd.DataFrame(canon(current.codes[rows]), columns=cols).drop_duplicates()
+    people = pd.DataFrame(canon(pop.codes[open_rows]), columns=cols).assign(r=open_rows)
+    hit = people.merge(classes, on=cols, how="inner")
+    found = hit["r"].to_numpy(np.int64)
+    state.pop_release[found] = hit[cols].to_numpy(np.int64)
+
+
+def _outlier_histogram(ctx: RunContext, spec, state: _State) -> Histogram:
+    """The histogram of the records not released yet: their distinct QI tuples go to a
+    temporary table, and the source's GROUP BY is joined to it, in the database."""
+    hist = state.hist
+    _write_tuples(ctx, state, ~state.released)
     sub = Histogram.from_database(
         ctx.db, ctx.source, spec.qis, ctx.keys, spec.sensitive, "suppress", within=OUTLIERS
     )
@@ -568,7 +641,11 @@ def union_classes(
         uniq, inv = np.unique(key, return_inverse=True)
         cnt = np.bincount(inv, hist.counts[idx]).astype(np.int64)
         pairs = (uniq // len(hist.sens_labels), uniq % len(hist.sens_labels), cnt)
-    stats = ClassStats(sizes, *pairs, overall, list(hist.sens_labels) or None, sens_h)
+    pop = None
+    if state.population is not None:
+        pop = _union_population(state, idx, ids, n)
+    # no population-only class: every population row assigned is in a released class
+    stats = ClassStats(sizes, *pairs, overall, list(hist.sens_labels) or None, sens_h, pop, 0)
     passing = np.ones(n, dtype=bool)
     for m in models:
         if not m.table_level:
@@ -584,9 +661,50 @@ def union_classes(
     return UnionClasses(sizes, passing, merged, class_of_row)
 
 
+def _union_population(state: _State, idx: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+    """Per union class: the population rows assigned to it, which the output's recoding maps
+    to it, as the guard counts them (:func:`anonsql.output.guard._population_counts`: a
+    population tuple the recoding lacks is in no class)."""
+    m = state.hist.codes.shape[1]
+    cols = [f"g{j}" for j in range(m)]
+    classes = pd.DataFrame(state.release[idx], columns=cols).assign(c=ids).drop_duplicates(cols)
+    assigned = np.flatnonzero(state.pop_release[:, 0] >= 0)
+    people = pd.DataFrame(state.pop_release[assigned], columns=cols).assign(
+        w=state.population.weights[assigned]
+    )
+    hit = people.merge(classes, on=cols, how="left")
+    if hit["c"].isna().any():  # assigned only to classes a pass released
+        raise RuntimeError("a population row was assigned to a class no pass released")
+    return np.bincount(hit["c"].to_numpy(np.int64), hit["w"].to_numpy(), minlength=n)
+
+
+def _population_tuples(state: _State) -> tuple[np.ndarray, np.ndarray]:
+    """The population's tuples the table lacks that a pass assigned to a released class, and
+    their canonical node ids (in the order of their leaf ids): the recoding table maps them
+    too, so the guard counts their population rows for that class as the passes did. A
+    population tuple the table holds was assigned with the table's tuple (checked)."""
+    pop, hist = state.population, state.hist
+    m = hist.codes.shape[1]
+    q, g = [f"q{j}" for j in range(m)], [f"g{j}" for j in range(m)]
+    assigned = np.flatnonzero(state.pop_release[:, 0] >= 0)
+    people = pd.DataFrame(pop.codes[assigned], columns=q)
+    people[g] = state.pop_release[assigned]
+    table = pd.DataFrame(hist.codes, columns=q)
+    table[[f"t{j}" for j in range(m)]] = state.release
+    table = table.drop_duplicates(q)
+    hit = people.merge(table, on=q, how="left")
+    inside = hit["t0"].notna().to_numpy()
+    same = hit[[f"t{j}" for j in range(m)]].to_numpy()[inside] == hit[g].to_numpy()[inside]
+    if not same.all():
+        raise RuntimeError("a population tuple was assigned apart from the table's tuple")
+    extra = hit[~inside].drop_duplicates(q).sort_values(q)
+    return extra[q].to_numpy(np.int64), extra[g].to_numpy(np.int64)
+
+
 def _recoding(state: _State) -> TableRecoding:
     """Each released distinct QI tuple -> its labels and canonical node ids, in the order of
-    the tuples' leaf ids (deterministic, whatever order the passes released them in)."""
+    the tuples' leaf ids (deterministic, whatever order the passes released them in); then
+    the population's tuples the table lacks that the passes assigned to released classes."""
     hist = state.hist
     idx = np.flatnonzero(state.released)
     # histogram rows differ by sensitive value too: one row per distinct QI tuple
@@ -596,6 +714,10 @@ def _recoding(state: _State) -> TableRecoding:
     rows = idx[first]
     codes, nodes = hist.codes[rows], state.release[rows]
     m = codes.shape[1]
+    if state.population is not None:
+        extra_codes, extra_nodes = _population_tuples(state)
+        codes = np.concatenate([codes, extra_codes])
+        nodes = np.concatenate([nodes, extra_nodes])
     # object arrays of the labels: tolist() hands out the very str objects (no conversion)
     original = np.stack([state.labels[j][codes[:, j]] for j in range(m)], axis=1)
     generalized = np.stack([state.labels[j][nodes[:, j]] for j in range(m)], axis=1)

@@ -105,7 +105,7 @@ def connect_session(url: str):
     started locally."""
     _quiet_python_warnings()
     try:
-        from pyspark.sql import SparkSession
+        import pyspark  # noqa: F401
     except ImportError:
         raise BackendError(
             "the Spark backend needs pyspark: pip install 'anonsql[spark]'"
@@ -120,7 +120,12 @@ def connect_session(url: str):
             f"({e.strerror or e})"
         ) from None
     try:
-        session = SparkSession.builder.remote(url).getOrCreate()
+        # the Connect client's own builder: pyspark's generic one would switch the whole
+        # process to Connect mode (SPARK_CONNECT_MODE_ENABLED), and a local session opened
+        # later in it would fail; without grpcio the import fails, said below
+        from pyspark.sql.connect.session import SparkSession as RemoteSession
+
+        session = RemoteSession.builder.remote(url).getOrCreate()
         session.sql("SELECT 1").collect()  # reach the server now, not at the first query
     except Exception as e:  # no Connect client (grpcio), or no server at the address
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

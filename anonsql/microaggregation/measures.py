@@ -51,11 +51,13 @@ def silhouette(x: np.ndarray, labels: np.ndarray, seed: int = 0) -> float | None
     groups as records)."""
     from sklearn.metrics import silhouette_score
 
+    if len(x) > SILHOUETTE_SAMPLE:  # the sample scikit-learn's ``sample_size`` would draw
+        idx = np.random.RandomState(seed).permutation(len(x))[:SILHOUETTE_SAMPLE]
+        x, labels = x[idx], labels[idx]
     n_groups = len(np.unique(labels))
     if n_groups < 2 or n_groups >= len(x):
         return None
-    size = SILHOUETTE_SAMPLE if len(x) > SILHOUETTE_SAMPLE else None
-    return float(silhouette_score(x, labels, sample_size=size, random_state=seed))
+    return float(silhouette_score(x, labels))
 
 
 def structural_utility(original: np.ndarray, released: np.ndarray) -> tuple[float, list[float]]:
