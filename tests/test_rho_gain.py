@@ -588,6 +588,7 @@ def test_k_map_population_of_a_merged_class_adds_up():
     # the recoding maps the source's tuples only (u: no pass released a class for it)
     rec = db.backend.fetch_df("SELECT original FROM anonsql_recodings WHERE output = 'out'")
     assert sorted(x[0] for x in rec["original"]) == ["p", "q", "r"]
+    assert (r.measures["population_rows"], r.measures["population_rows_assigned"]) == (14, 12)
     # the guard counts the union's people: without pass 0's 3 extra p people, pass 0's rows
     # alone would have 3 < 5, the union still has 9
     db.backend.execute("DELETE FROM people WHERE rowid IN (7, 8, 9)")

@@ -89,7 +89,13 @@ def connect_url(tmp_path_factory):
             if time.monotonic() > deadline:
                 pytest.skip("the Spark Connect server did not open its port within 180 s")
             time.sleep(0.5)
-        yield f"sc://127.0.0.1:{port}"
+        url = f"sc://127.0.0.1:{port}"
+        yield url
+        # the client releases its session at exit, retrying for minutes when the server
+        # is gone: release it while the server is up
+        from pyspark.sql.connect.session import SparkSession as RemoteSession
+
+        RemoteSession.builder.remote(url).getOrCreate().stop()
     finally:
         # this fixture's own server only: its process group, by id
         with contextlib.suppress(ProcessLookupError):

@@ -396,6 +396,12 @@ class _Passes(Algorithm):
         measures["aecs_arx"] = measures["aecs"]
         measures["aecs_released"] = float(kept.sum()) / len(kept) if len(kept) else 0.0
         measures["union_failing_classes"] = int((~union.passing).sum())
+        if state.population is not None:
+            # k-map / delta-presence: the population rows assigned to released classes (the
+            # rest, in classes suppressed in every pass, is in no class; module docstring)
+            assigned = state.pop_release[:, 0] >= 0
+            measures["population_rows"] = int(state.population.counts.sum())
+            measures["population_rows_assigned"] = int(state.population.counts[assigned].sum())
         measures["merged_classes"] = union.merged
         passes = [p.to_dict(list(spec.qis)) for p in state.passes]
         first = passes[0]
