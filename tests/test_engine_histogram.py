@@ -17,7 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonsql.anonymization import Spec, anonymize
-from anonsql.data.engine_classes import EngineHistogram, load_histogram, parse_size
+from anonsql.data.engine_classes import (
+    ENGINE_FLOOR,
+    ENGINE_SHARE,
+    EngineHistogram,
+    estimated_combinations,
+    load_histogram,
+    parse_size,
+)
 from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition
 from anonsql.database import Database
@@ -232,3 +239,35 @@ def test_hierarchy_without_every_level_refused(db):
     db.hierarchies.save(builders.flat("b", ["p", "q"]))
     got = anonymize(db, "t", Spec(qis=["a", "b"], k=2, memory_budget=TINY))
     assert got.measures["nodes_in_engine"] >= 1
+
+
+def test_the_budget_bounds_what_is_read(db):
+    """The peak, not only what is kept: a histogram surely too large is not read to find
+    out (the engine's estimate decides), a hub too large is cut off by a LIMIT, and
+    DuckDB's own buffers are held to a share of the budget while the histogram is there."""
+    frame = people(3000, seed=4)
+    setup(db, frame)
+    keys = [db.hierarchies.resolve(q) for q in QIS]
+    exact = len(frame.drop_duplicates([*QIS, "disease"]))
+    estimate = estimated_combinations(db, "people", QIS, "disease", cap=10)
+    assert estimate == pytest.approx(exact, rel=0.1)
+    # a source with no more rows than the cap fits whatever it holds: nothing is estimated
+    assert estimated_combinations(db, "people", QIS, "disease", cap=3000) is None
+
+    def limit() -> int:
+        got = db.backend.fetchall("SELECT current_setting('memory_limit')")
+        return parse_size(str(got[0][0]))
+
+    db.backend.execute("SET memory_limit = '4GiB'")
+    hist = load_histogram(db, "people", QIS, keys, "disease", budget=100_000)
+    assert isinstance(hist, EngineHistogram)
+    assert limit() <= max(int(100_000 * ENGINE_SHARE), ENGINE_FLOOR) + (1 << 20)
+    mem = Histogram.from_database(db, "people", QIS, keys, "disease")
+    levels = (0, 0, 0)
+    rows = len(db.backend.fetch_df(hist.node_query(levels)))
+    assert hist.classes_in_engine(levels, max_rows=rows - 1) is None
+    full = hist.classes_in_engine(levels, max_rows=rows)
+    assert full is not None
+    assert canonical(full) == canonical(Partition.from_histogram(mem, levels))
+    hist.close()
+    assert limit() == 4 << 30

@@ -85,9 +85,9 @@ def test_paper_protocol_trains_one_model_per_seed(demo, monkeypatch):
     fits: list[int] = []
     real = utility.train_models
 
-    def counting(x, labels, seeds):
+    def counting(x, labels, seeds, fitted=None):
         fits.append(seeds)
-        return real(x, labels, seeds)
+        return real(x, labels, seeds, fitted)
 
     monkeypatch.setattr(utility, "train_models", counting)
     scores = utility.evaluate_run(db, runs[1], "income", seeds=2)

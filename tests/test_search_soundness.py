@@ -505,4 +505,3 @@ def test_anonymize_reports_the_assumption_in_its_guarantee(db):
     assert exact.guarantee.startswith("exact optimum")
     assumed = anonymize(db, "t", Spec(**{**spec.to_dict(), "assume_monotone": True}))
     assert "not proven optimal" in assumed.guarantee
-

@@ -71,7 +71,9 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
     checker = make_checker(points, models, sens_h)
     result = partition(points, checker, mode, spec.controllers, spec.seed, spec.k)
     ctx.timings.update(result.timings)
+    t0 = time.perf_counter()
     figures = measures(points, result, checker)
+    ctx.timings["measures"] = time.perf_counter() - t0
     return Outcome(
         recoding=result.recoding,
         models=models,

@@ -27,13 +27,13 @@ import itertools
 import os
 import re
 import time
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from anonsql.backend.sql_templates import table
+from anonsql.backend.sql_templates import column, table
 from anonsql.data.histogram import Histogram, HistogramTooLarge, _explain_missing, histogram_query
 from anonsql.data.partition import Partition, _group
 from anonsql.database import Database
@@ -44,6 +44,14 @@ from anonsql.hierarchy.store import CLOSURE
 DEFAULT_SHARE = 0.25
 #: two-QI marginals wider than this are skipped, as Flash's sieve skips them
 PAIR_SPAN = 4_000_000
+#: the histogram goes to the engine without a read when the estimate of its rows exceeds
+#: what the budget holds by this factor (HyperLogLog's error is a few per cent; below it the
+#: LIMIT read decides exactly)
+ESTIMATE_MARGIN = 1.1
+#: share of the budget DuckDB's own buffers (it runs in this process) may hold while the
+#: histogram is kept there, and the least it is given
+ENGINE_SHARE = 0.5
+ENGINE_FLOOR = 128 << 20
 _UNITS = {
     "": 1,
     "b": 1,
@@ -123,6 +131,11 @@ def load_histogram(
     :class:`EngineHistogram` that keeps it in the engine."""
     budget = default_budget() if budget is None else budget
     cap = budget // row_bytes(len(qis), sensitive is not None)
+    estimate = estimated_combinations(db, source, qis, sensitive, cap)
+    if estimate is not None and estimate > ESTIMATE_MARGIN * cap:
+        # surely too large: reading ``cap`` rows to find out would itself cost the budget
+        # (and the engine's hash table for the whole GROUP BY on top)
+        return EngineHistogram.build(db, source, qis, hierarchy_names, sensitive, missing, budget)
     try:
         return Histogram.from_database(
             db, source, qis, hierarchy_names, sensitive, missing, max_rows=cap
@@ -130,6 +143,28 @@ def load_histogram(
     except HistogramTooLarge:
         pass
     return EngineHistogram.build(db, source, qis, hierarchy_names, sensitive, missing, budget)
+
+
+def estimated_combinations(
+    db: Database, source: str, qis: list[str], sensitive: str | None, cap: int
+) -> float | None:
+    """The number of distinct QI (and sensitive) combinations of ``source``, estimated by the
+    engine's HyperLogLog (``approx_count_distinct`` over a hash of the tuple: one scan, a few
+    KiB of state), where the source has more than ``cap`` rows (else the histogram fits
+    whatever it holds, and nothing is spent); None where the engine has no such estimate
+    (PostgreSQL) or the estimate fails."""
+    if db.backend.dialect not in ("duckdb", "spark"):
+        return None
+    try:
+        rows = db.backend.fetchall(exp.select(exp.Count(this=exp.Star())).from_(table(source)))
+        if int(rows[0][0]) <= cap:
+            return None
+        cols = [column(q) for q in qis] + ([column(sensitive)] if sensitive is not None else [])
+        hashed = exp.Anonymous(this="hash", expressions=cols)
+        got = db.backend.fetchall(exp.select(exp.ApproxDistinct(this=hashed)).from_(table(source)))
+        return float(got[0][0])
+    except Exception:  # an estimate only: the LIMIT read below decides when there is none
+        return None
 
 
 class EngineHistogram(Histogram):
@@ -181,6 +216,7 @@ class EngineHistogram(Histogram):
         self._too_big: list[tuple[int, ...]] = []
         self._memory_rate = 3e-8 * max(len(qis), 1)  # seconds per class rolled up (prior)
         self._engine_cost = 0.0  # seconds per GROUP BY in the engine (set by build)
+        self._engine_limit: str | None = None  # DuckDB's memory_limit before build held it
 
     # -- what a Histogram offers ------------------------------------------------------------
     @property
@@ -239,11 +275,16 @@ class EngineHistogram(Histogram):
         backend = db.backend
         relation = f"__anonsql_hist_{os.getpid()}_{id(db) & 0xFFFFFF:x}_{_next()}"
         query = histogram_query(source, qis, keys, sensitive)
+        hist = cls(db, relation, qis, hierarchies, keys, sensitive, budget)
+        hist._hold_engine_buffers()
         t0 = time.perf_counter()
-        backend.execute(_temporary(relation, query, backend.dialect))
+        try:
+            backend.execute(_temporary(relation, query, backend.dialect))
+        except BaseException:
+            hist.close()
+            raise
         built = time.perf_counter() - t0
         backend.refresh_statistics(relation)
-        hist = cls(db, relation, qis, hierarchies, keys, sensitive, budget)
         try:
             hist._read_totals(source, hierarchy_names, missing)
         except BaseException:
@@ -252,6 +293,37 @@ class EngineHistogram(Histogram):
         # the first node's GROUP BY is estimated at what the histogram's cost; measured after
         hist._engine_cost = built
         return hist
+
+    def _hold_engine_buffers(self) -> None:
+        """On DuckDB, which runs inside this process, hold its buffer pool (``memory_limit``)
+        to :data:`ENGINE_SHARE` of the budget while the histogram is kept there (never
+        raised; restored by :meth:`close`): past it DuckDB spills its aggregation and the
+        temporary table to its temporary directory, so the process's peak is bounded by
+        the budget and not by the engine's hash tables. Other engines run elsewhere."""
+        if self.db.backend.dialect != "duckdb":
+            return
+        name = exp.Literal.string("memory_limit")
+        try:
+            got = self.db.backend.fetchall(
+                exp.select(exp.Anonymous(this="current_setting", expressions=[name]))
+            )
+            current = str(got[0][0])
+            held = max(int(self.budget * ENGINE_SHARE), ENGINE_FLOOR)
+            if parse_size(current) <= held:
+                return
+            self.db.backend.execute(_set_memory_limit(f"{held}B"))
+        except Exception:  # a setting we cannot read or write is left as it is
+            return
+        self._engine_limit = current
+        # the engine's share comes out of the budget: the hubs and the cache get the rest
+        self.hub_bytes = int(self.budget * (1 - ENGINE_SHARE) / 2)
+        self.cache_bytes = int(self.budget * (1 - ENGINE_SHARE) / 4)
+
+    def _release_engine_buffers(self) -> None:
+        if self._engine_limit is not None:
+            with contextlib.suppress(Exception):
+                self.db.backend.execute(_set_memory_limit(self._engine_limit))
+            self._engine_limit = None
 
     def _missing_condition(self) -> exp.Expression:
         return exp.or_(*[exp.column(f"q{j}").is_(exp.null()) for j in range(len(self.qis))])
@@ -367,8 +439,12 @@ class EngineHistogram(Histogram):
             return self._rollup(source, levels)
         hub = self._hub_for(levels)
         if hub is not None:
-            part = self.classes_in_engine(hub)
-            if self._keep_hub(part):
+            # read with a LIMIT one row past what the hubs' share holds (a row per class and
+            # sensitive value, so at least a row per class): a hub too large to keep is cut
+            # off in the engine, never brought here whole
+            cap = self.hub_bytes // class_bytes(len(self.qis), self.sensitive is not None)
+            part = self.classes_in_engine(hub, max_rows=cap)
+            if part is not None and self._keep_hub(part):
                 return self._rollup(part, levels)
             # too large to keep: so is every hub below it (finer nodes have more classes)
             self._too_big.append(hub)
@@ -428,16 +504,32 @@ class EngineHistogram(Histogram):
                 return None
         return meet
 
-    def classes_in_engine(self, levels: tuple[int, ...]) -> Partition:
+    @overload
+    def classes_in_engine(self, levels: tuple[int, ...]) -> Partition: ...
+    @overload
+    def classes_in_engine(self, levels: tuple[int, ...], max_rows: int) -> Partition | None: ...
+
+    def classes_in_engine(
+        self, levels: tuple[int, ...], max_rows: int | None = None
+    ) -> Partition | None:
         """One GROUP BY of the generalized QIs, through the closure table. The last node's
         classes are kept until the next one is asked for: a search asks for a node it just
         checked again (to score it), and a partition too large for the cache would
-        otherwise cost a second GROUP BY."""
+        otherwise cost a second GROUP BY. With ``max_rows``, None when the result has more
+        rows (only ``max_rows + 1`` are read)."""
         if self._last is not None and self._last.levels == tuple(levels):
             return self._last
         self._last = None  # released before the next one is read: one at a time
         t0 = time.perf_counter()
-        got = self.db.backend.fetch_columns(self.node_query(levels))
+        query = self.node_query(levels)
+        if max_rows is not None:
+            query = query.limit(max_rows + 1)
+        got = self.db.backend.fetch_columns(query)
+        if max_rows is not None and len(got["n"]) > max_rows:
+            del got
+            self.engine_seconds.append(time.perf_counter() - t0)
+            self.nodes_in_engine += 1
+            return None
         part = self._partition(levels, got)
         del got
         self._last = part
@@ -469,7 +561,8 @@ class EngineHistogram(Histogram):
                     exp.alias_(table(CLOSURE), alias, table=True), on=on, copy=False
                 )
                 value = exp.column("ancestor", alias)
-            select = select.select(exp.alias_(value, f"a{j}"), copy=False)
+            # node ids fit 32 bits: half the bytes a node's classes take to come here
+            select = select.select(exp.alias_(exp.cast(value, "INT"), f"a{j}"), copy=False)
             keys.append(value)
         if self.sensitive is not None:
             value = exp.column("s", "h")
@@ -485,7 +578,9 @@ class EngineHistogram(Histogram):
         return select
 
     def _partition(self, levels: tuple[int, ...], got: dict[str, Any]) -> Partition:
-        counts = np.asarray(got["n"], dtype=np.int64)
+        # each fetched column is dropped from ``got`` as soon as it is converted, so the
+        # fetched result and the partition built from it are not held whole at once
+        counts = np.asarray(got.pop("n"), dtype=np.int64)
         rows = len(counts)
         ranks: list[np.ndarray] = []
         for j, lv in enumerate(levels):
@@ -493,13 +588,16 @@ class EngineHistogram(Histogram):
             if lv == h.top_level:
                 ranks.append(np.zeros(rows, dtype=np.int32))
                 continue
-            ids = np.asarray(got[f"a{j}"], dtype=np.int64)
+            ids = np.asarray(got.pop(f"a{j}"))
+            if ids.dtype.kind != "i":
+                ids = ids.astype(np.int64)
             if rows and (h.levels[ids] != lv).any():
                 raise RuntimeError(f"the closure table of {h.name!r} disagrees with its levels")
             ranks.append(h.level_rank32[ids])
+            del ids
         sens = None
         if self.sensitive is not None:
-            s = pd.Series(got["s"], dtype=object)
+            s = pd.Series(got.pop("s"), dtype=object)
             sens = self._labels.get_indexer(s.where(s.notna(), "NULL").astype(str))
             sens = sens.astype(np.int64)
 
@@ -525,6 +623,7 @@ class EngineHistogram(Histogram):
         # a temporary relation goes with the session anyway
         with contextlib.suppress(Exception):
             self.db.backend.execute(drop("table", self.relation))
+        self._release_engine_buffers()
 
 
 _COUNTER = itertools.count(1)
@@ -547,6 +646,11 @@ def _present(col: pd.Series) -> np.ndarray:
     return (values.notna() & (values >= 0)).to_numpy()
 
 
+def _set_memory_limit(value: str) -> exp.Expression:
+    item = exp.EQ(this=exp.column("memory_limit"), expression=exp.Literal.string(value))
+    return exp.Set(expressions=[exp.SetItem(this=item)])
+
+
 def _temporary(name: str, query: exp.Select, dialect: str) -> exp.Expression:
     """A session-private relation holding ``query``'s rows: a temporary table, or on Spark a
     cached temporary view (``CACHE TABLE ... AS``, computed once, kept by the executors)."""
@@ -566,8 +670,11 @@ def is_in_engine(hist: Histogram) -> bool:
 
 __all__ = [
     "DEFAULT_SHARE",
+    "ENGINE_FLOOR",
+    "ENGINE_SHARE",
     "EngineHistogram",
     "default_budget",
+    "estimated_combinations",
     "is_in_engine",
     "load_histogram",
     "parse_size",

@@ -78,20 +78,18 @@ def release(points: Points, partitions: list[np.ndarray]) -> tuple[TableRecoding
         raise AssertionError("the partitions do not cover every row")
     node_rows = np.asarray([[node_of[j][k[j]] for j in range(m)] for k in keys], dtype=np.int64)
     _, row_class = np.unique(node_rows[row_part], axis=0, return_inverse=True)
-    original, generalized, nodes = [], [], []
-    seen: dict[int, int] = {}
+    # one recoding row per distinct QI tuple, from its first histogram row
     tid = points.tuple_ids
-    for r in range(len(points.counts)):
-        t = int(tid[r])
-        p = int(row_part[r])
-        if t in seen:
-            if seen[t] != p and not (node_rows[seen[t]] == node_rows[p]).all():
-                raise AssertionError("rows with equal QI tuples were released differently")
-            continue
-        seen[t] = p
-        original.append([points.domains[j][points.codes[r, j]] for j in range(m)])
-        generalized.append([label_of(points, j, keys[p][j]) for j in range(m)])
-        nodes.append([int(x) for x in node_rows[p]])
+    _, first = np.unique(tid, return_index=True)
+    part_of_tuple = row_part[first]
+    if not (node_rows[row_part] == node_rows[part_of_tuple[tid]]).all():
+        raise AssertionError("rows with equal QI tuples were released differently")
+    original = np.column_stack(
+        [np.asarray(points.domains[j], dtype=object)[points.codes[first, j]] for j in range(m)]
+    ).tolist()
+    labels = [np.asarray([label_of(points, j, k[j]) for k in keys], dtype=object) for j in range(m)]
+    generalized = np.column_stack([labels[j][part_of_tuple] for j in range(m)]).tolist()
+    nodes = node_rows[part_of_tuple].tolist()
     return TableRecoding(original, generalized, nodes), row_class.ravel()
 
 

@@ -95,7 +95,9 @@ def partition(
     for g in groups:
         parts.extend(mondrian(points, checker, g, spans))
     timings["mondrian"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
     recoding, row_class = release(points, parts)
+    timings["release"] = time.perf_counter() - t2
     return Partitioning(groups, parts, recoding, row_class, owner, timings, trees)
 
 
@@ -107,10 +109,7 @@ def measures(points: Points, result: Partitioning, checker: Checker) -> dict[str
     range over the table's range, averaged; 0 is no generalization)."""
     cls = result.row_class
     ncls = int(cls.max()) + 1
-    parts = [np.flatnonzero(cls == c) for c in range(ncls)]
-    ok = checker.passes(
-        [(None if points.sens is None else points.sens[r], points.counts[r]) for r in parts]
-    )
+    ok = checker.passes_grouped(cls, points.sens, points.counts)
     sizes = np.bincount(cls, points.counts)
     spans = Spans.of(points)
     pen, total = 0.0, float(points.counts.sum())
@@ -120,9 +119,7 @@ def measures(points: Points, result: Partitioning, checker: Checker) -> dict[str
             span = spans.widths[j]
             if span > 0:
                 pen += w * _width(points, rows, j) / span
-    failing = int(
-        sum(points.counts[r].sum() for r, good in zip(parts, ok, strict=True) if not good)
-    )
+    failing = int(sizes[~ok].sum())
     from anonsql.metrics.risk import risk_measures
 
     risk = risk_measures(sizes, ~ok).to_dict()
