@@ -315,9 +315,6 @@ class EngineHistogram(Histogram):
         except Exception:  # a setting we cannot read or write is left as it is
             return
         self._engine_limit = current
-        # the engine's share comes out of the budget: the hubs and the cache get the rest
-        self.hub_bytes = int(self.budget * (1 - ENGINE_SHARE) / 2)
-        self.cache_bytes = int(self.budget * (1 - ENGINE_SHARE) / 4)
 
     def _release_engine_buffers(self) -> None:
         if self._engine_limit is not None:
