@@ -308,9 +308,15 @@ def loss_of_tables(
     generalized: str,
     qis: list[str],
     hierarchies: dict[str, str] | None = None,
+    levels: dict[str, int] | None = None,
 ) -> dict[str, float]:
     """Seed 004's seven alterations, their mean, the percentages of generalized values and
-    of values at the root, and ARX's Loss and Precision of a per-row generalization."""
+    of values at the root, and ARX's Loss and Precision of a per-row generalization.
+
+    ``levels``: the level each QI was generalized to (a full-domain run's recorded levels).
+    A label is then read as the node of that level first, so a label standing on several
+    levels (the demo's race ``Other``: a leaf, and the level-1 group of two leaves) costs
+    what the run published; without it a label means its lowest node."""
     from anonsql.anonymization import Spec, validate_columns
 
     validate_columns(db, original, Spec(qis=qis, hierarchies=hierarchies or {}))
@@ -326,24 +332,35 @@ def loss_of_tables(
     unified = {m: UnifiedMetric(m, hs) for m in METRICS}
     frames = []
     for j, h in enumerate(hs):
-        # a label standing on several levels means its lowest node; '*' means the root
+        # a label standing on several levels means its lowest node, or its node at the
+        # QI's known level; '*' (a suppressed cell) means the root
+        order = np.argsort(h.levels, kind="stable")
+        at = (levels or {}).get(qis[j])
+        if at is not None:
+            order = np.concatenate([order[h.levels[order] == at], order[h.levels[order] != at]])
         first: dict[str, int] = {}
-        for node in np.argsort(h.levels, kind="stable"):
+        for node in order:
             first.setdefault(h.labels[node], int(node))
         first.setdefault(SUPPRESSED, h.root)
-        nodes = np.array(list(first.values()))
-        f = pd.DataFrame(
-            {
-                "qi": j,
-                "label": list(first),
-                "level": h.levels[nodes],
-                "share": h.leaf_counts[nodes] / len(h.leaf_ids),
-                "is_root": nodes == h.root,
-            }
-        )
-        for m in METRICS:
-            f[m] = unified[m].to_root[j][nodes]
-        frames.append(f)
+        # the original column is read at the leaves (rows with generalized = false)
+        leaves: dict[str, int] = {}
+        for node in order[h.levels[order] == 0]:
+            leaves.setdefault(h.labels[node], int(node))
+        for gen, mapping in ((True, first), (False, leaves)):
+            nodes = np.array(list(mapping.values()), dtype=int)
+            f = pd.DataFrame(
+                {
+                    "qi": j,
+                    "generalized": gen,
+                    "label": list(mapping),
+                    "level": h.levels[nodes],
+                    "share": h.leaf_counts[nodes] / len(h.leaf_ids),
+                    "is_root": nodes == h.root,
+                }
+            )
+            for m in METRICS:
+                f[m] = unified[m].to_root[j][nodes]
+            frames.append(f)
     db.backend.write_frame(_LABELS, pd.concat(frames, ignore_index=True), temporary=True)
     try:
         orig_sum = np.zeros((len(qis), len(METRICS)))
@@ -387,8 +404,7 @@ def _sums(db: Database, source: str, q: str, j: int, leaves_only: bool) -> list[
         exp.column("qi", "w").eq(exp.convert(j)),
         exp.column("label", "w").eq(exp.cast(column(q, "s"), "VARCHAR")),
     )
-    if leaves_only:
-        on = exp.and_(on, exp.column("level", "w").eq(exp.convert(0)))
+    on = exp.and_(on, exp.column("generalized", "w").eq(exp.convert(not leaves_only)))
     sel = [exp.func("SUM", exp.column(m, "w")) for m in METRICS] + [
         exp.func(
             "SUM",

@@ -150,7 +150,8 @@ def test_sql_command_runs_statements_and_files(census_file, tmp_path):
          "SELECT k FROM anonsql_k('s5', ['age', 'sex', 'zip'])", "--json", *db],
     )  # fmt: skip
     assert r.exit_code == 0, r.output
-    assert '"output": "s5"' in r.output and '[{"k":' in r.output
+    assert '"output": "s5"' in r.output and '"kind": "query"' in r.output
+    assert '"items": [\n    {\n      "k":' in r.output
     script = tmp_path / "job.sql"
     script.write_text("-- nightly\nSELECT COUNT(*) AS n FROM s5;\n")
     r = runner.invoke(cli, ["sql", "-f", str(script), *db])

@@ -406,11 +406,43 @@ def test_large_suppression_is_a_warning(demo):
     assert "warning" not in quiet.stderr
 
 
+def test_one_loss_per_run(demo):
+    """README "One Loss per run": `metrics` on a run's output reads each label at the run's
+    level, so its Loss is the run's score; `--levels` suppresses nothing and says so."""
+    from anonsql.database import Database
+    from anonsql.demo.setup import DEMO_QIS
+    from anonsql.evaluate import loss_of_tables
+
+    run = json.loads(demo("runs", "--json").output)["items"][-1]
+    qi = ",".join(DEMO_QIS)
+    tables = demo("metrics", "census", run["output"], "--qi", qi, "--json")
+    assert tables.stdout and json.loads(tables.stdout)["loss"] == pytest.approx(run["score"])
+    assert "levels of the run" in demo("metrics", "census", run["output"], "--qi", qi).stderr
+    levels = ",".join(f"{q}={run['levels'][q]}" for q in DEMO_QIS)
+    text = demo("metrics", "census", "--qi", qi, "--levels", levels).stdout
+    assert text.startswith("suppressed_rows = 0\nloss = ")
+    # race at level 1, whose "Other" (Native American + Other) is also a leaf's label: read
+    # at the leaf, as without a run, the column costs less than the run published
+    r1 = json.loads(demo("anonymize", "census", "--qi", "race,sex", "--k", "5", "--out", "r1",
+                         "--json").stdout)  # fmt: skip
+    assert r1["levels"] == {"race": 1, "sex": 0}
+    m = json.loads(demo("metrics", "census", "r1", "--qi", "race,sex", "--json").stdout)
+    assert m["loss"] == pytest.approx(r1["score"])
+    db = Database.open(demo.db)
+    try:
+        by_label = loss_of_tables(db, "census", "r1", ["race", "sex"])["loss"]
+    finally:
+        db.close()
+    assert by_label < r1["score"]
+
+
 def test_sql_reads_standard_input_and_keeps_crlf_in_names(demo, tmp_path):
     result = CliRunner().invoke(
         cli, ["sql", "-f", "-", "--json", "--db", str(demo.db)], input="SELECT 41 + 1 AS x"
     )
-    assert result.exit_code == 0 and json.loads(result.output) == [{"x": 42}]
+    doc = json.loads(result.output)
+    assert result.exit_code == 0 and doc["kind"] == "query" and doc["items"] == [{"x": 42}]
+    assert doc["schema_version"] == 1
     script = tmp_path / "crlf.sql"
     script.write_bytes(
         b'CREATE TABLE "two\r\nlines" (v INT);\r\nINSERT INTO "two\r\nlines" VALUES (1);\r\n'
@@ -421,7 +453,7 @@ def test_sql_reads_standard_input_and_keeps_crlf_in_names(demo, tmp_path):
         "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'two%'",
         "--json",
     )
-    assert json.loads(out.output) == [{"table_name": "two\r\nlines"}]
+    assert json.loads(out.output)["items"] == [{"table_name": "two\r\nlines"}]
     missing = demo("sql", "-f", str(tmp_path / "missing.sql"), code=1).output
     assert "cannot read SQL file" in missing and len(missing.strip().splitlines()) == 1
 

@@ -38,7 +38,8 @@ from anonsql.cli.common import (
     "--metric",
     default=None,
     help="Quality model: loss (default), precision, height, entropy, entropy-nm, aecs, dm, "
-    "dm-star, or seed 004's distortion, ncp, total, llm, nllm, wllm, wnllm (with greedy: "
+    "dm-star, or the unified loss metrics of Mauger et al. (distortion, ncp, total, llm, "
+    "nllm, wllm, wnllm; with greedy: "
     "one of those seven, default nllm).",
 )
 @click.option(
@@ -61,16 +62,18 @@ from anonsql.cli.common import (
     ),
     help="flash/exhaustive: optimal full-domain recoding; heuristic: best-effort full-domain "
     "search for lattices too large to enumerate (always anonymous, not proven optimal); "
-    "greedy: seed 004's GAA; rho-gain: seed 002's passes over the outliers (--rho); "
-    "mondrian: Mondrian with l-diversity (QIs need no hierarchy); tada: seed 003's "
-    "target-aware anonymization (--label or --cluster); mdav, ktca, ctca, kde: seed 001's "
-    'microaggregation of numeric QIs (--label: the wLVQ2-supervised "++" variant).',
+    "greedy: the Greedy Anonymization Algorithm, GAA (Mauger, Le Mahec, Dequen); rho-gain: "
+    "generalization with fewer outlier records, extra passes over the suppressed outliers "
+    "(--rho); mondrian: Mondrian with l-diversity (QIs need no hierarchy); tada: "
+    "target-aware anonymization for a downstream analysis (--label or --cluster); mdav, "
+    "ktca, ctca, kde: microaggregation of numeric QIs by clustering (--label: the "
+    'wLVQ2-supervised "++" variant). Papers: README References.',
 )
 @click.option(
     "--label",
     default=None,
     help="tada: the column the downstream classifier predicts (guides the decision tree); "
-    'mdav/ktca/ctca/kde: the label wLVQ2 supervises the prototypes with (seed 001\'s "++").',
+    'mdav/ktca/ctca/kde: the label wLVQ2 supervises the prototypes with (the "++" variants).',
 )
 @click.option(
     "--cluster",
@@ -98,7 +101,7 @@ from anonsql.cli.common import (
     "--rho",
     type=int,
     default=None,
-    help="rho-gain only: passes over the suppressed outliers after the first (seed 002: 2).",
+    help="rho-gain only: passes over the suppressed outliers after the first (its paper: 2).",
 )
 @click.option(
     "--recoding",
@@ -146,7 +149,7 @@ from anonsql.cli.common import (
     default="s1",
     show_default=True,
     type=click.Choice(["s1", "s2", "s3", "s4", "s5", "s6", "s7", "ldiv", "tclo"]),
-    help="GAA's merging strategy (seed 004 Def. 17; ldiv/tclo: the pure references).",
+    help="GAA's merging strategy (Mauger et al., Def. 17; ldiv/tclo: the pure references).",
 )
 @click.option(
     "--hierarchy",

@@ -482,8 +482,11 @@ def _echo_relation(relation, as_json: bool) -> None:
         return
     frame = relation if hasattr(relation, "to_json") else None
     if as_json:
+        import json
+
         frame = frame if frame is not None else relation.df()
-        click.echo(frame.to_json(orient="records", date_format="iso"))
+        # pandas' own encoder (dates as ISO text, NaN as null), then the common envelope
+        echo_json("query", json.loads(frame.to_json(orient="records", date_format="iso")))
         return
     click.echo(frame.to_string(index=False) if frame is not None else str(relation))
 

@@ -113,9 +113,13 @@ def check(table, qi, sa, levels, suppression, hierarchy_pairs, as_json, db_path,
 @db_option
 @friendly
 def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path) -> None:
-    """Information loss of GENERALIZED (or of --levels) against ORIGINAL: seed 004's seven
-    alterations and quality criteria, ARX's Loss and Precision (and with --levels every ARX
-    quality model).
+    """Information loss of GENERALIZED (or of --levels) against ORIGINAL: the seven
+    alterations of the unified loss metrics (Mauger et al., README References) and quality
+    criteria, ARX's Loss and Precision (and with --levels every ARX quality model).
+
+    When an anonsql run wrote GENERALIZED, its labels are read at the run's levels, so the
+    Loss is the run's score. --levels suppresses no record (it applies no privacy model),
+    so its Loss leaves out the suppressed records' cost (README "One Loss per run").
 
     \b
     Examples:
@@ -141,14 +145,35 @@ def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path
             [KAnonymity(1)],
             hierarchies=hier,
         )
-        figures = ev.loss
+        # no privacy model, so no record suppressed: say so beside the figures, which
+        # differ from the run's (README "One Loss per run")
+        figures = {"suppressed_rows": 0, **ev.loss}
     else:
-        figures = loss_of_tables(db, original, generalized, qis, hier)
+        run_levels = _run_levels(db, original, generalized, qis)
+        figures = loss_of_tables(db, original, generalized, qis, hier, run_levels)
+        if run_levels and not as_json:
+            click.echo("(labels read at the levels of the run that wrote it)", err=True)
     if as_json:
         echo_json("metrics", figures)
     else:
         for k, v in figures.items():
             click.echo(f"{k} = {v:.10g}")
+
+
+def _run_levels(db, original: str, generalized: str, qis: list[str]) -> dict[str, int] | None:
+    """The levels of the latest full-domain run that wrote GENERALIZED from ORIGINAL, if
+    any: they tell which node a label standing on several levels is."""
+    from anonsql.cli.runs import list_runs
+
+    runs = [
+        r
+        for r in list_runs(db, generalized)
+        if isinstance(r["levels"], dict) and db.backend.same_relation(r["source"], original)
+    ]
+    if not runs:
+        return None
+    levels = runs[-1]["levels"]
+    return {q: int(levels[q]) for q in qis if levels.get(q) is not None}
 
 
 @click.command()
@@ -158,7 +183,8 @@ def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path
     type=click.Choice(["proportional", "oneclass", "fillparent", "fillchild"]),
     default="proportional",
     show_default=True,
-    help="Seed 000's proportional representation, or one of its Table II baselines.",
+    help="The proportional representation of k-anonymous data for data mining, or one of "
+    "its paper's Table II baselines (README References).",
 )
 @click.option("--out", "name", help="Name of the view/table (default: <output>_<kind>).")
 @click.option(
@@ -175,7 +201,8 @@ def represent(
     run_id: int, kind: str, name: str | None, materialize: str, replace: bool, db_path: str
 ) -> None:
     """Materialize a data-mining encoding of RUN_ID's output: one column <qi>__<node> per
-    hierarchy node (seed 000).
+    hierarchy node (the k-anonymous data representation for data mining, README
+    References).
 
     \b
     Example:
@@ -226,7 +253,8 @@ def evaluate(
     as_json: bool,
     db_path: str,
 ) -> None:
-    """Data utility of RUN_ID's output for data mining (seed 000): an MLP trained once (on
+    """Data utility of RUN_ID's output for data mining (the MLP protocol of the
+    k-anonymous data representation paper, README References): an MLP trained once (on
     the original table, or on --train-run's output), scored on each encoding of RUN_ID's
     held-out rows: AUC and accuracy. Needs anonsql[eval].
 
@@ -234,7 +262,6 @@ def evaluate(
     Example:
       anonsql evaluate 1 --target income --seeds 3
     """
-    import json
     from dataclasses import asdict
 
     from anonsql.utility import evaluate_run
@@ -245,7 +272,7 @@ def evaluate(
             train_run=train_run, train_kind=train_kind, progress=progress,
         )  # fmt: skip
     if as_json:
-        click.echo(json.dumps([asdict(s) for s in scores], indent=2))
+        echo_json("utility", [asdict(s) for s in scores])
         return
     click.echo(f"trained on: {scores[0].trained_on if scores else '-'}")
     for s in sorted(scores, key=lambda s: -s.mean_auc):

@@ -22,8 +22,8 @@ def cli(verbose: bool) -> None:
 
     Start with `anonsql demo`, or `anonsql anonymize-file FILE --qi ... --k 5 --hierarchies
     DIR --out OUT` for a file in and a file out. `anonsql COMMAND --help` shows each
-    command's options and an example. Papers are cited as "seed 000" ... "seed 004": the
-    README's References section names them.
+    command's options and an example. The papers behind the methods are listed in the
+    README's References section.
     """
     if verbose:
         import os
