@@ -100,8 +100,8 @@ def connect_url(tmp_path_factory):
         # this fixture's own server only: its process group, by id
         with contextlib.suppress(ProcessLookupError):
             os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(30)
+        try:  # a throw-away server: a few seconds to stop, then killed
+            server.wait(5)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(10)
