@@ -6,6 +6,7 @@ search finds where the lattice is too large to enumerate (``heuristic``); the se
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.data.engine_classes import is_in_engine, load_histogram, parse_size
@@ -21,6 +22,9 @@ from anonsql.search import search as make_search
 from anonsql.search.base import Search, SearchResult
 from anonsql.search.heuristic import Heuristic as HeuristicSearch
 
+if TYPE_CHECKING:
+    from anonsql.hierarchy.hierarchy import Hierarchy
+
 
 def suppression_budget(limit: float, known_rows: int, missing_rows: int) -> float:
     """The share of the *classified* rows the search may suppress when ``missing_rows`` rows
@@ -35,6 +39,21 @@ def suppression_budget(limit: float, known_rows: int, missing_rows: int) -> floa
     return min(1.0, allowed / known_rows) if known_rows else 0.0
 
 
+def sensitive_hierarchy(ctx: RunContext, models: list) -> Hierarchy | None:
+    """The sensitive attribute's hierarchy when a model needs it (hierarchical EMD), after
+    checking that every model needing a sensitive attribute has one."""
+    spec = ctx.spec
+    sens_h = None
+    if any(isinstance(m, HierarchicalEMD) for m in models):
+        if spec.sensitive is None:
+            raise InputError("hierarchical EMD needs a sensitive attribute (--sa)")
+        ctx.db.hierarchies.check_column(ctx.source, spec.sensitive, ctx.sensitive_key)
+        sens_h = ctx.db.hierarchies.load(ctx.sensitive_key)
+    if any(m.needs_sensitive for m in models) and spec.sensitive is None:
+        raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
+    return sens_h
+
+
 class _Lattice(Algorithm):
     def run(self, ctx: RunContext) -> Outcome:
         spec = ctx.spec
@@ -42,14 +61,7 @@ class _Lattice(Algorithm):
         search = self._search(spec)
         models = build_models(spec, ctx.sensitive_key)
         quality = quality_model(metric, spec.gs_factor)
-        sens_h = None
-        if any(isinstance(m, HierarchicalEMD) for m in models):
-            if spec.sensitive is None:
-                raise InputError("hierarchical EMD needs a sensitive attribute (--sa)")
-            ctx.db.hierarchies.check_column(ctx.source, spec.sensitive, ctx.sensitive_key)
-            sens_h = ctx.db.hierarchies.load(ctx.sensitive_key)
-        if any(m.needs_sensitive for m in models) and spec.sensitive is None:
-            raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
+        sens_h = sensitive_hierarchy(ctx, models)
         # in memory when it fits the budget, else kept in the engine (anonsql.data.engine_classes)
         hist = load_histogram(
             ctx.db,

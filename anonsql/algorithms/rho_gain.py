@@ -72,14 +72,13 @@ import numpy as np
 import pandas as pd
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
-from anonsql.algorithms.lattice import suppression_budget
+from anonsql.algorithms.lattice import sensitive_hierarchy, suppression_budget
 from anonsql.backend.sql_templates import drop
 from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition, group_rows
 from anonsql.errors import InputError
 from anonsql.metrics.quality import quality_model
 from anonsql.metrics.risk import risk_measures
-from anonsql.models import HierarchicalEMD
 from anonsql.models.base import ClassStats, PrivacyModel
 from anonsql.models.goal import build_models
 from anonsql.models.requirements import Requirements, population_histogram
@@ -255,14 +254,7 @@ class _Passes(Algorithm):
         spec = ctx.spec
         metric = spec.metric or "loss"
         models = build_models(spec, ctx.sensitive_key)
-        sens_h = None
-        if any(isinstance(m, HierarchicalEMD) for m in models):
-            if spec.sensitive is None:
-                raise InputError("hierarchical EMD needs a sensitive attribute (--sa)")
-            ctx.db.hierarchies.check_column(ctx.source, spec.sensitive, ctx.sensitive_key)
-            sens_h = ctx.db.hierarchies.load(ctx.sensitive_key)
-        if any(m.needs_sensitive for m in models) and spec.sensitive is None:
-            raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
+        sens_h = sensitive_hierarchy(ctx, models)
         hist = Histogram.from_database(
             ctx.db, ctx.source, spec.qis, ctx.keys, spec.sensitive, spec.missing
         )
