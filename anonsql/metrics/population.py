@@ -67,6 +67,23 @@ ACCURACY = 1e-6
 _START_GRID = [(a * 0.33, b * 0.33) for a in range(4) for b in range(4)]
 
 
+def check_population(population_size: object, sampling_fraction: object, missing: str) -> None:
+    """The population the estimated models need: exactly one of N (a whole number >= 1) and
+    the sampling fraction f in (0, 1]; ``missing`` is the error when neither or both are given."""
+    from anonsql.errors import InputError
+
+    if (population_size is None) == (sampling_fraction is None):
+        raise InputError(missing)
+    if population_size is not None and (
+        isinstance(population_size, bool)
+        or not isinstance(population_size, (int, np.integer))
+        or population_size < 1
+    ):
+        raise InputError(f"population_size must be a whole number >= 1: {population_size!r}")
+    if sampling_fraction is not None and not 0 < sampling_fraction <= 1:  # type: ignore[operator]
+        raise InputError(f"sampling_fraction must be in (0, 1], got {sampling_fraction!r}")
+
+
 def population_size_of(sample_size: int, sampling_fraction: float) -> int:
     """ARX ``ARXPopulationModel(sampleSize, samplingFraction)``: round(n / f)."""
     return round(sample_size / sampling_fraction)

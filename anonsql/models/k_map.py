@@ -31,7 +31,12 @@ import numpy as np
 from sqlglot import exp
 
 from anonsql.errors import InputError
-from anonsql.metrics.population import KMAP_ESTIMATORS, kmap_breakpoints, kmap_derived_k
+from anonsql.metrics.population import (
+    KMAP_ESTIMATORS,
+    check_population,
+    kmap_breakpoints,
+    kmap_derived_k,
+)
 from anonsql.models.base import ClassStats, PrivacyModel
 
 
@@ -96,19 +101,12 @@ class EstimatedKMap(PrivacyModel):
         if not ok or not math.isfinite(significance) or not 0 <= significance <= 1:
             raise InputError(f"the significance level must be in [0, 1], got {significance!r}")
         self.significance = float(significance)
-        if (population_size is None) == (sampling_fraction is None):
-            raise InputError(
-                "an estimated k-map needs the population: give population_size or "
-                "sampling_fraction (or a population table)"
-            )
-        if population_size is not None and (
-            isinstance(population_size, bool)
-            or not isinstance(population_size, (int, np.integer))
-            or population_size < 1
-        ):
-            raise InputError(f"population_size must be a whole number >= 1: {population_size!r}")
-        if sampling_fraction is not None and not 0 < sampling_fraction <= 1:
-            raise InputError(f"sampling_fraction must be in (0, 1], got {sampling_fraction!r}")
+        check_population(
+            population_size,
+            sampling_fraction,
+            "an estimated k-map needs the population: give population_size or "
+            "sampling_fraction (or a population table)",
+        )
         self.population_size = population_size
         self.sampling_fraction = sampling_fraction
         self._rows: int | None = None

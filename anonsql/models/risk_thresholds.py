@@ -61,7 +61,11 @@ import math
 import numpy as np
 
 from anonsql.errors import InputError
-from anonsql.metrics.population import UNIQUENESS_ESTIMATORS, population_uniqueness
+from anonsql.metrics.population import (
+    UNIQUENESS_ESTIMATORS,
+    check_population,
+    population_uniqueness,
+)
 from anonsql.models.base import ClassStats, PrivacyModel
 
 
@@ -197,19 +201,11 @@ class PopulationUniqueness(RiskThreshold):
                 f"{UNIQUENESS_ESTIMATORS}"
             )
         self.estimator = estimator
-        if (population_size is None) == (sampling_fraction is None):
-            raise InputError(
-                "population uniqueness needs the population: give population_size or "
-                "sampling_fraction"
-            )
-        if population_size is not None and (
-            isinstance(population_size, bool)
-            or not isinstance(population_size, (int, np.integer))
-            or population_size < 1
-        ):
-            raise InputError(f"population_size must be a whole number >= 1: {population_size!r}")
-        if sampling_fraction is not None and not 0 < sampling_fraction <= 1:
-            raise InputError(f"sampling_fraction must be in (0, 1], got {sampling_fraction!r}")
+        check_population(
+            population_size,
+            sampling_fraction,
+            "population uniqueness needs the population: give population_size or sampling_fraction",
+        )
         self.population_size = population_size
         self.sampling_fraction = sampling_fraction
         self._rows: int | None = None
