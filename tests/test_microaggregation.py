@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from anonsql.errors import InputError
 from anonsql.microaggregation.grouping import Grouping, group_means, move_small_groups
 from anonsql.microaggregation.kde import attribute_groups, attribute_kde, extrema
-from anonsql.microaggregation.mdav import mdav
+from anonsql.microaggregation.mdav import blocked_mdav, mdav, median_blocks
 from anonsql.microaggregation.measures import (
     davies_bouldin,
     score,
@@ -108,6 +108,113 @@ def test_mdav_known_example():
     data = WeightedTuples.from_records(np.array([0, 0, 0, 1, 5, 6, 6], dtype=float))
     groups = mdav(data.standardized(), data.counts, 3)
     assert groups.tolist() == [1, 1, 0, 0]
+
+
+def _reference_mdav(z: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
+    """Independent plain MDAV over weighted points (Domingo-Ferrer and Torra's loop, every
+    step recomputed from the live points; ties to the lower index)."""
+    live = list(range(len(z)))
+    groups = np.full(len(z), -1)
+    g = -1
+
+    def left() -> int:
+        return int(counts[live].sum())
+
+    def farthest(p: np.ndarray) -> int:
+        return live[int(np.argmax(((z[live] - p) ** 2).sum(axis=1)))]
+
+    def form(r: int) -> None:
+        nonlocal g, live
+        d = ((z[live] - z[r]) ** 2).sum(axis=1)
+        members, size = [], 0
+        for i in np.lexsort((live, d)):
+            members.append(live[i])
+            size += counts[live[i]]
+            if size >= k:
+                break
+        g += 1
+        groups[members] = g
+        live = [i for i in live if i not in members]
+
+    def centroid() -> np.ndarray:
+        return counts[live] @ z[live] / counts[live].sum()
+
+    while left() >= 3 * k:
+        r = farthest(centroid())
+        form(r)
+        if left() < k:
+            groups[live] = g
+            return groups
+        form(farthest(z[r]))
+        if 0 < left() < k:
+            groups[live] = g
+            return groups
+    if left() >= 2 * k:
+        form(farthest(centroid()))
+        if left() < k:
+            groups[live] = g
+            return groups
+    groups[live] = g + 1
+    return groups
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 4), st.integers(1, 5), st.integers(0, 2**31))
+def test_vectorized_mdav_equals_the_plain_loop(n, m, k, seed):
+    """The vectorized MDAV (lazy compaction, reused distances) is exactly the plain loop, on
+    continuous data (no equal distances) with record counts 1-3."""
+    rng = np.random.default_rng(seed)
+    z, counts = rng.normal(size=(n, m)), rng.integers(1, 4, size=n)
+    k = min(k, int(counts.sum()))
+    assert mdav(z, counts, k).tolist() == _reference_mdav(z, counts, k).tolist()
+
+
+def test_mdav_golden_unchanged():
+    """Golden: the groups the first (unvectorized) implementation gave on a fixed weighted
+    example, 30 tuples of 67 records, k = 4."""
+    rng = np.random.default_rng(2005)
+    x = np.repeat(rng.normal(size=(30, 3)).round(2), rng.integers(1, 4, size=30), axis=0)
+    data = WeightedTuples.from_records(x)
+    groups = mdav(data.standardized(), data.counts, 4)
+    assert groups.tolist() == [
+        *(6, 5, 12, 12, 12, 5, 3, 0, 9, 3, 6, 10, 9, 11, 10),
+        *(12, 8, 11, 8, 4, 11, 0, 7, 1, 4, 1, 7, 4, 2, 2),
+    ]
+    blocked, info = blocked_mdav(data.standardized(), data.counts, 4, block=30)
+    assert blocked.tolist() == groups.tolist() and info["mdav_exact"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(tables(), st.integers(0, 12))
+def test_blocked_mdav_groups_hold_k(t, extra):
+    """Blocks of at most B >= 2k tuples (median splits): every group still holds >= k records
+    (pandas brute force), groups stay inside a block, and B >= n is exact MDAV."""
+    x, _, k = t
+    data = WeightedTuples.from_records(x)
+    z = data.standardized()
+    block = 2 * k + extra
+    groups, info = blocked_mdav(z, data.counts, k, block)
+    df = pd.DataFrame({"g": groups, "n": data.counts})
+    assert (df.groupby("g")["n"].sum() >= k).all()
+    blocks = median_blocks(z, block)
+    assert sorted(np.concatenate(blocks).tolist()) == list(range(len(z)))
+    assert all((block + 1) // 2 <= len(b) <= block for b in blocks) or len(blocks) == 1
+    owner = np.empty(len(z), dtype=int)
+    for i, b in enumerate(blocks):
+        owner[b] = i
+    assert (pd.DataFrame({"g": groups, "b": owner}).groupby("g")["b"].nunique() == 1).all()
+    assert info["mdav_blocks"] == len(blocks) and info["mdav_exact"] == (len(blocks) == 1)
+    exact, info = blocked_mdav(z, data.counts, k, max(len(z), 2 * k))
+    assert exact.tolist() == mdav(z, data.counts, k).tolist() and info["mdav_exact"]
+
+
+def test_median_blocks_split_the_widest_attribute_at_the_median():
+    z = np.array([[0.0, 5], [1, 1], [2, 4], [3, 2], [4, 3], [5, 0]])  # x is wider (ties: x)
+    z[:, 1] *= 0.5
+    assert [b.tolist() for b in median_blocks(z, 3)] == [[0, 1, 2], [3, 4, 5]]
+    assert [b.tolist() for b in median_blocks(z, 2)] == [[0], [1, 2], [3], [4, 5]]
+    with pytest.raises(InputError, match="2k"):
+        blocked_mdav(z, np.ones(6, dtype=np.int64), 2, block=3)
 
 
 @settings(max_examples=10, deadline=None)
@@ -349,6 +456,58 @@ def test_sql_statement_and_spec_file(tmp_path):
     spec = load_spec_file(path)
     res = run_options(con.database, spec.table, spec.options)
     assert res.algorithm == "ctca" and res.measures["smallest_group"] >= 4
+
+
+def test_mdav_block_on_every_surface(tmp_path):
+    """``mdav_block``: API keyword, SQL option, spec-file key and CLI flag; the run's measures
+    and guarantee say how many blocks were used; misuse is refused before any work."""
+    import anonsql
+    from anonsql.api import run as run_options
+    from anonsql.spec_file import load_spec_file
+
+    src = _frame(60, 7)
+    run = anonsql.anonymize(src, qi=["a", "b"], k=3, algorithm="mdav", mdav_block=12)
+    m = run.measures
+    assert m["info_mdav_blocks"] > 1 and m["info_mdav_exact"] is False
+    assert m["smallest_group"] >= 3 and "blocks of <= 12" in run.result.guarantee
+    exact = anonsql.anonymize(src, qi=["a", "b"], k=3, algorithm="mdav")
+    assert exact.measures["info_mdav_exact"] is True and exact.measures["info_mdav_blocks"] == 1
+    con = anonsql.connect()
+    con.duckdb.register("src", src)
+    con.sql("CREATE TABLE t AS SELECT * FROM src")
+    run = con.sql(
+        "ANONYMIZE TABLE t INTO t_b WITH (k = 3, qi = (a, b), algorithm = 'mdav', mdav_block = 12)"
+    )
+    assert run.measures["info_mdav_blocks"] == m["info_mdav_blocks"]
+    assert con.sql("FROM anonsql_k('t_b', ['a', 'b'])").fetchall()[0][0] >= 3
+    path = tmp_path / "spec.json"
+    spec = {"table": "t", "qi": ["a", "b"], "k": 3, "algorithm": "mdav", "output": "t_s"}
+    path.write_text(json.dumps({**spec, "mdav_block": 12}))
+    loaded = load_spec_file(path)
+    res = run_options(con.database, loaded.table, loaded.options)
+    assert res.measures["info_mdav_blocks"] == m["info_mdav_blocks"]
+    refused = (
+        ({"mdav_block": 5}, "too small: blocks of at least 2k = 6"),
+        ({"algorithm": "kde", "mdav_block": 9}, "option of algorithm 'mdav', not of 'kde'"),
+    )
+    for bad, message in refused:
+        with pytest.raises(InputError, match=message):
+            anonsql.anonymize(src, {"qi": ["a", "b"], "k": 3, "algorithm": "mdav", **bad})
+    from click.testing import CliRunner
+
+    from anonsql.cli.main import cli
+    from anonsql.database import Database
+
+    db_path = str(tmp_path / "b.duckdb")
+    d = Database.open(db_path)
+    d.backend.write_frame("t", src)
+    d.close()
+    args = ["anonymize", "t", "--qi", "a,b", "--k", "3", "--algorithm", "mdav", "--db", db_path]
+    r = CliRunner().invoke(cli, [*args, "--mdav-block", "12", "--out", "t_c", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["measures"]["info_mdav_blocks"] == m["info_mdav_blocks"]
+    r = CliRunner().invoke(cli, [*args, "--mdav-block", "0", "--out", "t_d"])
+    assert r.exit_code != 0 and "--mdav-block" in r.output
 
 
 def test_cli_runs_and_check_reports_the_joint_k(tmp_path):

@@ -58,6 +58,12 @@ def check_spec(spec: Any) -> int:
         )
     if spec.metric not in (None, "sse"):
         raise InputError("microaggregation reports its information loss as metric 'sse'")
+    block = getattr(spec, "mdav_block", None)
+    if block is not None and block < 2 * spec.k:  # checked before the table is read
+        raise InputError(
+            f"mdav_block {block} is too small: blocks of at least 2k = {2 * spec.k} tuples "
+            f"keep every block's records >= k"
+        )
     return int(spec.k)
 
 
@@ -118,14 +124,17 @@ def read_tuples(
         vals = vals[~null]
         if df.empty:
             raise InputError(f"every row of {source!r} has a NULL quasi-identifier")
-    originals, inverse = np.unique(
-        df[[f"o{j}" for j in range(m)]].to_numpy(dtype=object).astype(str),
-        axis=0,
-        return_inverse=True,
-    )
-    inverse = inverse.reshape(-1)
-    counts = np.bincount(inverse, weights=df["n"].to_numpy(), minlength=len(originals))
-    values = np.zeros((len(originals), m))
+    # the distinct tuples as the guard sees them (VARCHAR), numbered in sorted order (by
+    # code point, column by column): pandas' hashing groupby, much faster than np.unique on
+    # strings at 1 M tuples
+    keys = df[[f"o{j}" for j in range(m)]].astype(str)
+    inverse = keys.groupby(list(keys.columns), sort=True).ngroup().to_numpy(dtype=np.int64)
+    u = int(inverse.max()) + 1
+    first = np.empty(u, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(inverse))[::-1]  # one row per tuple
+    originals = keys.to_numpy()[first].tolist()
+    counts = np.bincount(inverse, weights=df["n"].to_numpy(), minlength=u)
+    values = np.zeros((u, m))
     values[inverse] = vals
     if label is None:
         data = WeightedTuples(values, counts.astype(np.int64))
@@ -143,7 +152,7 @@ def read_tuples(
             codes[order],
             df["n"].to_numpy(dtype=np.int64)[order],
         )
-    return data, [list(map(str, row)) for row in originals], dropped
+    return data, originals, dropped
 
 
 class Microaggregation(Algorithm):
@@ -209,7 +218,7 @@ class Microaggregation(Algorithm):
             metric="sse",
             score=measures["sse"],
             measures=measures,
-            checked=len(np.unique(grouping.nodes, axis=0)),
+            checked=int(grouping.classes().max()) + 1,
             algorithm=name,
             guarantee=guarantee,
         )
@@ -232,8 +241,18 @@ def supervised(data: WeightedTuples, z: np.ndarray, g: Grouping, k: int, seed: i
 
 
 def recoding_of(originals: list[list[str]], g: Grouping) -> TableRecoding:
-    generalized = [[LABEL_FORMAT.format(float(v)) for v in row] for row in g.released]
-    nodes = [[int(x) for x in row] for row in g.nodes]
+    # each distinct released value is formatted once (1 M tuples share 200,000 prototypes)
+    columns = []
+    for j in range(g.released.shape[1]):
+        # by bit pattern, so -0.0 and 0.0 keep their own labels
+        bits = np.ascontiguousarray(g.released[:, j], dtype=np.float64).view(np.int64)
+        values, inverse = np.unique(bits, return_inverse=True)
+        labels = np.array(
+            [LABEL_FORMAT.format(float(v)) for v in values.view(np.float64)], dtype=object
+        )
+        columns.append(labels[inverse.reshape(-1)])
+    generalized = np.stack(columns, axis=1).tolist() if columns else [[] for _ in originals]
+    nodes = np.asarray(g.nodes, dtype=np.int64).tolist()
     return TableRecoding(originals, generalized, nodes)
 
 
@@ -284,11 +303,31 @@ def release_measures(
 class Mdav(Microaggregation):
     name = "mdav"
 
-    def group(self, data: WeightedTuples, z: np.ndarray, k: int, seed: int) -> Grouping:
-        from anonsql.microaggregation.mdav import mdav
+    def __init__(self, block: int | None = None) -> None:
+        #: the largest block of distinct tuples run as exact MDAV (None: the default)
+        self.block = block
 
-        groups = mdav(z, data.counts, k)
-        return Grouping.joint(groups, group_means(data, groups))
+    def run(self, ctx: RunContext) -> Outcome:
+        self.block = getattr(ctx.spec, "mdav_block", None)
+        return super().run(ctx)
+
+    def group(self, data: WeightedTuples, z: np.ndarray, k: int, seed: int) -> Grouping:
+        from anonsql.microaggregation.mdav import DEFAULT_BLOCK, blocked_mdav
+
+        groups, info = blocked_mdav(z, data.counts, k, self.block or DEFAULT_BLOCK)
+        return Grouping.joint(groups, group_means(data, groups), info)
+
+    def guarantee(self, k: int, g: Grouping, natural: int) -> str:
+        how = (
+            "MDAV"
+            if g.info.get("mdav_exact", True)
+            else f"MDAV within {g.info['mdav_blocks']} blocks of <= {g.info['mdav_block']} "
+            f"distinct tuples cut by median splits"
+        )
+        return (
+            f"every group holds >= {k} records ({how}); records with equal QI tuples share a "
+            f"group; each record's QIs are its group's mean"
+        )
 
 
 class Ktca(Microaggregation):

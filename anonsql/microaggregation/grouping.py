@@ -21,6 +21,8 @@ class Grouping:
     nodes: np.ndarray
     released: np.ndarray
     info: dict[str, Any] = field(default_factory=dict)
+    #: :meth:`classes`, computed once (``nodes`` is not changed after construction)
+    _classes: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def joint(
@@ -31,9 +33,34 @@ class Grouping:
         return cls(np.repeat(groups[:, None], m, axis=1), prototypes[groups], info or {})
 
     def classes(self) -> np.ndarray:
-        """Each tuple's class: its row of node ids, numbered 0.. in sorted order."""
-        _, inverse = np.unique(self.nodes, axis=0, return_inverse=True)
-        return inverse.reshape(-1)
+        """Each tuple's class: its row of node ids, numbered 0.. in sorted (lexicographic)
+        order. Computed once: the rows are ranked per attribute and combined into one integer
+        key in mixed radix (attribute 0 most significant, so the key's order is the rows'
+        order), which is far faster than ``np.unique(nodes, axis=0)`` at 1 M tuples."""
+        if self._classes is not None:
+            return self._classes
+        nodes = self.nodes
+        if len(nodes) == 0:
+            inverse = np.zeros(0, dtype=np.int64)
+        elif (nodes == nodes[:, :1]).all():  # joint groups: every attribute has the group id
+            inverse = np.unique(nodes[:, 0], return_inverse=True)[1].reshape(-1)
+        else:
+            key = np.zeros(len(nodes), dtype=np.int64)
+            radix = 1
+            for j in range(nodes.shape[1]):
+                _, rank = np.unique(nodes[:, j], return_inverse=True)
+                width = int(rank.max()) + 1
+                radix *= width
+                if radix >= 2**62:  # the key would overflow: rows compared directly
+                    key = None
+                    break
+                key = key * width + rank.reshape(-1)
+            if key is None:
+                inverse = np.unique(nodes, axis=0, return_inverse=True)[1].reshape(-1)
+            else:
+                inverse = np.unique(key, return_inverse=True)[1].reshape(-1)
+        self._classes = inverse
+        return inverse
 
     def class_sizes(self, counts: np.ndarray) -> np.ndarray:
         cls = self.classes()
