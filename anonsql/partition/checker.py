@@ -33,6 +33,12 @@ class Checker:
                 f"lattice algorithm for them"
             )
         self.needs_sensitive = any(m.needs_sensitive for m in self.models)
+        from anonsql.models.k_anonymity import KAnonymity
+
+        #: the fewest rows a class may hold (k-anonymity's k, else 1): a part with fewer
+        #: than twice as many rows has no allowable split, which the algorithms know
+        #: without testing one (at a million rows most parts are such)
+        self.min_rows = max((m.k for m in self.models if isinstance(m, KAnonymity)), default=1)
 
     def stats(self, parts: list[tuple[np.ndarray | None, np.ndarray]]) -> ClassStats:
         """ClassStats of ``parts``: each a (sensitive codes, counts) pair."""

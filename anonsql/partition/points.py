@@ -20,6 +20,7 @@ recognised at read time.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -72,8 +73,7 @@ class Points:
     def tuple_ids(self) -> np.ndarray:
         """Id of each histogram row's QI tuple (rows differing only in the sensitive value,
         the label or the features share one)."""
-        _, inverse = np.unique(self.codes, axis=0, return_inverse=True)
-        return inverse.ravel()
+        return row_ids(self.codes)
 
     def overall(self) -> np.ndarray:
         if self.sens is None:
@@ -168,6 +168,13 @@ class Points:
         frame = frame[~bad].reset_index(drop=True)
         if len(frame) == 0:
             raise InputError("the table has no rows to anonymize")
+        if features:
+            # k-means reads the rows in order (its seeded initialization picks rows by
+            # position), and a GROUP BY returns its groups in any order (DuckDB's differs
+            # from run to run on Bank): sorted, the clustering is a function of the data and
+            # the seed. Mondrian and the tree do not depend on the order.
+            key = frame[[c for c in frame.columns if not c.startswith("r")]].astype(str)
+            frame = frame.loc[key.sort_values(list(key.columns)).index].reset_index(drop=True)
         kinds, domains, numbers, leaves = [], [], [], []
         codes = np.empty((len(frame), m), dtype=np.int64)
         for j in range(m):
@@ -237,6 +244,23 @@ class Points:
             list(features),
             missing_rows,
         )
+
+
+def row_ids(matrix: np.ndarray) -> np.ndarray:
+    """Id of each row of an integer matrix among its distinct rows in lexicographic order:
+    ``np.unique(matrix, axis=0, return_inverse=True)[1]``, computed on one int64 key per row
+    (mixed radix, first column most significant, so the keys sort as the rows do) when the
+    columns' ranges allow; a 1-D sort is many times faster than numpy's row-wise one."""
+    if matrix.shape[0] == 0 or matrix.shape[1] == 0:
+        return np.unique(matrix, axis=0, return_inverse=True)[1].ravel()
+    lo = matrix.min(axis=0)
+    spans = (matrix.max(axis=0) - lo + 1).tolist()
+    if math.prod(spans) >= 2**62:  # the key would overflow int64
+        return np.unique(matrix, axis=0, return_inverse=True)[1].ravel()
+    key = np.zeros(matrix.shape[0], dtype=np.int64)
+    for j, span in enumerate(spans):
+        key = key * span + (matrix[:, j] - lo[j])
+    return np.unique(key, return_inverse=True)[1].ravel()
 
 
 def _codes(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, list[str]]:
@@ -315,4 +339,4 @@ def points_query(
     )
 
 
-__all__ = ["CATEGORICAL", "HIERARCHY", "NUMERIC", "Points", "points_query"]
+__all__ = ["CATEGORICAL", "HIERARCHY", "NUMERIC", "Points", "points_query", "row_ids"]

@@ -25,26 +25,46 @@ import re
 import numpy as np
 
 from anonsql.output.recoding import TableRecoding
-from anonsql.partition.points import CATEGORICAL, HIERARCHY, NUMERIC, Points
+from anonsql.partition.points import CATEGORICAL, HIERARCHY, NUMERIC, Points, row_ids
 
 
 def partition_keys(points: Points, partitions: list[np.ndarray]) -> list[list[tuple]]:
     """Per partition, per QI: a key of the released value (hierarchy: (node,); numeric:
     (min code, max code); categorical: the sorted codes)."""
-    out = []
-    for rows in partitions:
-        keys = []
-        for j in range(points.width):
-            codes = np.unique(points.codes[rows, j])
-            if points.kinds[j] == HIERARCHY:
-                h = points.hierarchies[j]
-                keys.append((h.lca_of_set(points.leaves[j][codes]),))  # type: ignore[union-attr,index]
-            elif points.kinds[j] == NUMERIC:
-                keys.append((int(codes[0]), int(codes[-1])))
-            else:
-                keys.append(tuple(int(c) for c in codes))
-        out.append(keys)
-    return out
+    if not partitions:
+        return []
+    sizes = np.asarray([len(r) for r in partitions])
+    if (sizes == 0).any():
+        raise AssertionError("an empty partition")
+    rows = np.concatenate(partitions)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    owner = np.repeat(np.arange(len(partitions), dtype=np.int64), sizes)
+    columns: list[list[tuple]] = []
+    for j in range(points.width):
+        codes = points.codes[rows, j]
+        if points.kinds[j] == HIERARCHY:
+            h = points.hierarchies[j]
+            leaves = points.leaves[j]
+            columns.append(
+                [
+                    (h.lca_of_set(leaves[np.unique(codes[a : a + n])]),)  # type: ignore[union-attr,index]
+                    for a, n in zip(starts.tolist(), sizes.tolist(), strict=True)
+                ]
+            )
+        elif points.kinds[j] == NUMERIC:
+            # codes are ranks in value order: a partition's interval is its extreme codes
+            lo = np.minimum.reduceat(codes, starts).tolist()
+            hi = np.maximum.reduceat(codes, starts).tolist()
+            columns.append(list(zip(lo, hi, strict=True)))
+        else:
+            size = len(points.domains[j])
+            pairs = np.unique(owner * size + codes)  # (partition, code), sorted
+            bounds = np.searchsorted(pairs // size, np.arange(len(partitions) + 1)).tolist()
+            values = (pairs % size).tolist()
+            columns.append(
+                [tuple(values[bounds[i] : bounds[i + 1]]) for i in range(len(partitions))]
+            )
+    return [list(k) for k in zip(*columns, strict=True)]
 
 
 def label_of(points: Points, j: int, key: tuple) -> str:
@@ -77,7 +97,7 @@ def release(points: Points, partitions: list[np.ndarray]) -> tuple[TableRecoding
     if (row_part < 0).any():
         raise AssertionError("the partitions do not cover every row")
     node_rows = np.asarray([[node_of[j][k[j]] for j in range(m)] for k in keys], dtype=np.int64)
-    _, row_class = np.unique(node_rows[row_part], axis=0, return_inverse=True)
+    row_class = row_ids(node_rows[row_part])
     # one recoding row per distinct QI tuple, from its first histogram row
     tid = points.tuple_ids
     _, first = np.unique(tid, return_index=True)
@@ -90,7 +110,7 @@ def release(points: Points, partitions: list[np.ndarray]) -> tuple[TableRecoding
     labels = [np.asarray([label_of(points, j, k[j]) for k in keys], dtype=object) for j in range(m)]
     generalized = np.column_stack([labels[j][part_of_tuple] for j in range(m)]).tolist()
     nodes = node_rows[part_of_tuple].tolist()
-    return TableRecoding(original, generalized, nodes), row_class.ravel()
+    return TableRecoding(original, generalized, nodes), row_class
 
 
 _INTERVAL = re.compile(r"^\[(.+), (.+)\]$")

@@ -21,7 +21,7 @@ from anonsql.errors import InputError
 from anonsql.models.base import PrivacyModel
 from anonsql.output.recoding import TableRecoding
 from anonsql.partition.checker import Checker
-from anonsql.partition.mondrian import Spans, _width, mondrian
+from anonsql.partition.mondrian import Spans, mondrian_groups, widths_of
 from anonsql.partition.points import Points
 from anonsql.partition.release import release
 
@@ -91,9 +91,7 @@ def partition(
             raise InputError(f"unknown partitioning mode {mode!r}")
     timings["grouping"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    parts: list[np.ndarray] = []
-    for g in groups:
-        parts.extend(mondrian(points, checker, g, spans))
+    parts = mondrian_groups(points, checker, groups, spans)
     timings["mondrian"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     recoding, row_class = release(points, parts)
@@ -113,12 +111,13 @@ def measures(points: Points, result: Partitioning, checker: Checker) -> dict[str
     sizes = np.bincount(cls, points.counts)
     spans = Spans.of(points)
     pen, total = 0.0, float(points.counts.sum())
-    for rows in result.partitions:
+    widths = widths_of(points, result.partitions).tolist()
+    for rows, row_widths in zip(result.partitions, widths, strict=True):
         w = float(points.counts[rows].sum())
         for j in range(points.width):
             span = spans.widths[j]
             if span > 0:
-                pen += w * _width(points, rows, j) / span
+                pen += w * row_widths[j] / span
     failing = int(sizes[~ok].sum())
     from anonsql.metrics.risk import risk_measures
 

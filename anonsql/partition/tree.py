@@ -54,10 +54,26 @@ class Node:
 def _entropy(counts: np.ndarray) -> np.ndarray:
     """Entropy in bits of each row of class counts (last axis)."""
     total = counts.sum(axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(total > 0, counts / total, 0.0)
-        logs = np.where(p > 0, np.log2(np.where(p > 0, p, 1.0)), 0.0)
+    # an empty row has all counts 0: dividing by 1 gives p = 0 there, with no warning
+    p = counts / np.where(total > 0, total, 1.0)
+    logs = np.log2(p, out=np.zeros_like(p), where=p > 0)
     return -(p * logs).sum(axis=-1)
+
+
+def _unique_inverse(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True)`` for codes of a domain of ``size`` values:
+    by counting when the node is large against the domain (no sort)."""
+    if 4 * len(codes) >= size:
+        present = np.bincount(codes, minlength=size) > 0
+        return np.flatnonzero(present), (np.cumsum(present) - 1)[codes]
+    uniq, inv = np.unique(codes, return_inverse=True)
+    return uniq, inv.ravel()
+
+
+def _table(a: np.ndarray, na: int, b: np.ndarray, nb: int, weights: np.ndarray) -> np.ndarray:
+    """The (na, nb) table of summed ``weights`` per (a, b) pair (a bincount: numpy's
+    ``add.at`` is an order of magnitude slower)."""
+    return np.bincount(a * nb + b, weights, minlength=na * nb).reshape(na, nb)
 
 
 def _part(points: Points, rows: np.ndarray):
@@ -97,6 +113,8 @@ class TreeBuilder:
 
     def _best_split(self, rows: np.ndarray, used: frozenset):
         p = self.p
+        if p.counts[rows].sum() < 2 * self.checker.min_rows:
+            return None  # no two children can both hold min_rows rows
         counts = self._label_counts(rows)
         total = counts.sum()
         if (counts > 0).sum() <= 1:
@@ -124,15 +142,14 @@ class TreeBuilder:
     def _discrete(self, rows, j, base, total):
         p = self.p
         codes = p.codes[rows, j]
-        uniq, inv = np.unique(codes, return_inverse=True)
+        uniq, inv = _unique_inverse(codes, len(p.domains[j]))
         if len(uniq) < 2:
             return None
         parts = [rows[inv == i] for i in range(len(uniq))]
         if not self.checker.all_pass([_part(p, r) for r in parts]):
             return None
         w = np.bincount(inv, p.counts[rows]).astype(float)
-        lab = np.zeros((len(uniq), self.nlab))
-        np.add.at(lab, (inv, p.label[rows]), p.counts[rows])  # type: ignore[index]
+        lab = _table(inv, len(uniq), p.label[rows], self.nlab, p.counts[rows])  # type: ignore[index]
         gain = base - float((w / total * _entropy(lab)).sum())
         split = float(_entropy(w[None, :])[0])
         return gain, (gain / split if split > 0 else 0.0), None, parts
@@ -140,12 +157,11 @@ class TreeBuilder:
     def _numeric(self, rows, j, base, total):
         p = self.p
         codes = p.codes[rows, j]
-        uniq, inv = np.unique(codes, return_inverse=True)
+        uniq, inv = _unique_inverse(codes, len(p.domains[j]))
         if len(uniq) < 2:
             return None
         cnt = p.counts[rows]
-        lab = np.zeros((len(uniq), self.nlab))
-        np.add.at(lab, (inv, p.label[rows]), cnt)  # type: ignore[index]
+        lab = _table(inv, len(uniq), p.label[rows], self.nlab, cnt)  # type: ignore[index]
         left = np.cumsum(lab, axis=0)[:-1]  # cut after value i
         right = lab.sum(axis=0) - left
         wl, wr = left.sum(axis=1), right.sum(axis=1)
@@ -158,8 +174,7 @@ class TreeBuilder:
         if p.sens is not None and self.checker.needs_sensitive:
             # distinct sensitive values on each side: a cheap necessary test before the models
             ns = len(p.sens_labels)
-            sv = np.zeros((len(uniq), ns))
-            np.add.at(sv, (inv, p.sens[rows]), cnt)
+            sv = _table(inv, len(uniq), p.sens[rows], ns, cnt)
             sl = np.cumsum(sv, axis=0)[:-1]
             sr = sv.sum(axis=0) - sl
             need = min(
@@ -167,8 +182,9 @@ class TreeBuilder:
                 default=1.0,
             )
             ok &= ((sl > 0).sum(axis=1) >= need) & ((sr > 0).sum(axis=1) >= need)
-        order = [int(i) for i in np.argsort(-gain, kind="stable") if ok[i] and gain[i] > 1e-12]
-        for i in order[:_TRIES]:
+        order = np.argsort(-gain, kind="stable")
+        order = order[ok[order] & (gain[order] > 1e-12)]
+        for i in order[:_TRIES].tolist():
             mask = inv <= i
             parts = [rows[mask], rows[~mask]]
             if self.checker.all_pass([_part(p, r) for r in parts]):
