@@ -106,6 +106,10 @@ class Run:
         """The run as the documented JSON document (README "JSON output")."""
         return summary_document(self.result, self.qis)
 
+    def evaluate(self, task: str = "classification", **options: Any):
+        """Seed 003's downstream task on this run's output (see :func:`evaluate`)."""
+        return evaluate(self, task=task, **options)
+
 
 #: wrappers that hold a DuckDB connection in ``_cursor``: dbt-duckdb hands a Python model's
 #: ``session`` over as a DuckDBCursorWrapper (and keeps a DuckDBConnectionWrapper around it)
@@ -241,11 +245,52 @@ def anonymize(source: Any, spec: Any = None, /, *, table: str | None = None, **o
     return Run(run(db, name, opts), db, list(opts.spec.qis))
 
 
+def evaluate(
+    source: Any,
+    run_id: int | None = None,
+    /,
+    *,
+    task: str = "classification",
+    label: str | None = None,
+    seeds: int = 3,
+    ignore: list[str] | tuple[str, ...] = (),
+    clusters: int = 5,
+):
+    """``anonsql evaluate --task``: seed 003's downstream task on a run's output, with the
+    raw rows as the baseline (README "Evaluating a release for a task"). ``source`` is a
+    :class:`Run` (``run_id`` defaults to its run) or a database (path, URL, connection or
+    Database). Returns an :class:`~anonsql.partition.task_utility.TaskEvaluation`: per
+    metric one value per seed, ``.mean()`` and ``.mean("raw")``. ``task="groups"``: seed
+    001's measures of the released groups instead, a
+    :class:`~anonsql.microaggregation.group_utility.GroupUtility`. Needs ``anonsql[eval]``."""
+    from anonsql.database import Database
+    from anonsql.partition.task_utility import evaluate_task
+
+    if isinstance(source, Run):
+        db = source.database
+        run_id = source.result.run_id if run_id is None else run_id
+    else:
+        source = unwrap_connection(source)
+        if isinstance(source, Database):
+            db = source
+        else:
+            check_database_exists(source)
+            db = Database.open(source)
+    if run_id is None:
+        raise InputError("name the run to evaluate (run_id)")
+    if task == "groups":  # seed 001's measures of the released groups
+        from anonsql.microaggregation.group_utility import evaluate_groups
+
+        return evaluate_groups(db, int(run_id), label)
+    return evaluate_task(db, int(run_id), task, label, seeds, list(ignore), clusters)
+
+
 __all__ = [
     "SCHEMA_VERSION",
     "Run",
     "anonymize",
     "check_database_exists",
+    "evaluate",
     "open_source",
     "run",
     "summary_document",

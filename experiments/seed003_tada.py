@@ -13,6 +13,9 @@ Protocol (seed 003 VI-A to VI-C; our choices where the paper is silent are marke
   product's ``controllers`` option (drawn per distinct QI tuple*), each anonymized
   independently (TA_DA: ``algorithm="tada"`` with ``label`` or ``cluster``; Anon:
   ``algorithm="mondrian"``), the union released through the guarded view's recoding;
+  ``--split rows``: the paper's split of the rows instead (a seeded permutation cut in equal
+  parts, each anonymized alone, the union scored) - on Nursery, whose 288 QI cells hold 45
+  rows each, per-tuple parts release the raw table for every k <= 45;
 * classification: the released table (every attribute but the label, the sensitive one
   included* since it is released) encoded as in VI-B, an 80/20 stratified split* of it,
   the network 64-32-16 ReLU Adam (early stopping*), accuracy and macro F1 on the 20 %;
@@ -22,12 +25,26 @@ Protocol (seed 003 VI-A to VI-C; our choices where the paper is silent are marke
 * constrained k-means in TA_DA: n / (2k) clusters, minimum size k, one initialization and
   at most 30 iterations* (the package's defaults, 10 and 300, cost too much here);
 * each run r = 0, 1, 2 uses seed r for the split into controllers, the k-means, the
-  network's split and initialization.
+  network's split and initialization;
+* the network: scikit-learn's defaults (batches of 200, learning rate 1e-3, at most 200
+  epochs) with early stopping* (10 % of the training rows held out, stop after 10 epochs
+  without improvement; the paper gives no epochs); one BLAS thread* (the same numbers on any
+  machine, and several times faster on a shared 2-core machine than BLAS's threads fighting
+  over small matrices).
 
 Cost (2 cores): the default grid is subsampled as printed in the results header (Bank
-rows, runs); ``--full`` runs the paper's grid on the whole tables (hours).
+rows, runs); ``--full`` runs the paper's grid on the whole tables. Where the time goes
+(``--full``, one setting, one run, single core): the network 1-3 s per fit (Bank 20 epochs
+to early stopping, 3 s), Mondrian and TA_DA's tree under 1 s, k-means downstream a few
+seconds; TA_DA's *constrained* k-means is all the rest: a min-cost flow over rows x n/(2k)
+clusters per iteration, so its cost grows as rows^2 / k per controller (Bank k = 10, 9
+controllers of 5,000 rows: minutes; k = 2 five times that). The README says which points
+of the full grid ran.
 
     nice -n 19 python experiments/seed003_tada.py [--full] [--datasets bank,nursery,...]
+    # partial runs merged: each adds its points to the cache; the last one reports them
+    nice -n 19 python experiments/seed003_tada.py --full --cache C --tasks classification
+    nice -n 19 python experiments/seed003_tada.py --full --cache C --only-cached
 
 Writes experiments/results/seed003_tada.{txt,json} and seed003_tada_<data>_<task>.png.
 """
@@ -36,12 +53,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
-import numpy as np
-import pandas as pd
-from _common import RESULTS, ROOT, Cache, Log
+# one BLAS / OpenMP thread, set before numpy loads (see the docstring)
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from _common import RESULTS, ROOT, Cache, Log  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 KS = [2, 5, 10, 15, 20, 25, 50]
@@ -134,8 +156,26 @@ def score(
     return clustering_scores(raw_labels, x, run)
 
 
-def anonymize_once(data, method, task, k, l_value, controllers, run) -> tuple[pd.DataFrame, dict]:
+def anonymize_once(
+    data, method, task, k, l_value, controllers, run, split: str = "tuples"
+) -> tuple[pd.DataFrame, dict]:
+    """The released table of one setting. ``split="tuples"``: the product's ``controllers``
+    option (parts drawn per distinct QI tuple); ``"rows"``: the paper's split of the rows
+    (a random permutation, seed ``run``, cut into equal parts), each part anonymized alone."""
     from anonsql.anonymization import Spec, anonymize
+
+    if split == "rows" and controllers > 1:
+        perm = np.random.default_rng(run).permutation(len(data["df"]))
+        frames, infos = [], []
+        for part in np.array_split(perm, controllers):
+            part = np.sort(part)
+            sub = dict(data, df=data["df"].iloc[part].reset_index(drop=True))
+            frame, info = anonymize_once(sub, method, task, k, l_value, 1, run)
+            frames.append(frame.set_axis(part))
+            infos.append((len(part), info))
+        total = {m: sum(i[m] for _, i in infos) for m in infos[0][1] if m != "ncp"}
+        total["ncp"] = sum(n * i["ncp"] for n, i in infos) / len(perm)
+        return pd.concat(frames).sort_index(), total
 
     db = _database(data["df"])
     extra = {}
@@ -183,6 +223,18 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="the paper's grid, whole tables")
     ap.add_argument("--cache", default=None, help="JSON-lines file to resume from")
     ap.add_argument("--name", default="seed003_tada")
+    ap.add_argument(
+        "--split",
+        choices=["tuples", "rows"],
+        default="tuples",
+        help="controllers' parts drawn per distinct QI tuple (the product's option) or per "
+        "row (the paper's)",
+    )
+    ap.add_argument(
+        "--only-cached",
+        action="store_true",
+        help="report the cache's points only (partial grids merged), computing nothing new",
+    )
     args = ap.parse_args()
     ks = [int(x) for x in args.ks.split(",")] if args.ks else (KS if args.full else QUICK_KS)
     runs = args.runs or (3 if args.full else 1)
@@ -193,7 +245,8 @@ def main() -> None:
     log(f"seed 003 TA_DA vs Mondrian-l (Anon); runs {runs}; ks {ks}")
     log(
         f"subsampled rows: {sample or 'none (full tables)'}; network epochs <= {epochs}; "
-        f"80/20 split; controllers 3 (9 for Bank clustering)"
+        f"80/20 split; controllers 3 (9 for Bank clustering), parts drawn per "
+        f"{'row' if args.split == 'rows' else 'distinct QI tuple'}"
     )
     results = []
     for name in args.datasets.split(","):
@@ -214,15 +267,26 @@ def main() -> None:
             raw = {}
             for run in range(runs):
                 if task == "classification":
-                    raw[run] = score(data["df"], data, task, run, epochs=epochs)
-                else:
+                    key = (name, task, "raw", 0, 0, 0, run)
+                    raw[run] = cache.get(*key)
+                    if raw[run] is None and not args.only_cached:
+                        raw[run] = score(data["df"], data, task, run, epochs=epochs)
+                        cache.put(*key, raw[run])
+                    elif raw[run] is None:
+                        raw.pop(run)
+                elif not args.only_cached:
                     from anonsql.partition.task_utility import encode, kmeans_labels
 
                     numeric, cats = features(data, task)
                     labels = kmeans_labels(encode(data["df"], numeric, cats, task), run)
                     raw[run] = {"labels": labels}
             if task == "classification":
-                base = {m: float(np.mean([raw[r][m] for r in raw])) for m in raw[0]}
+                if not raw:
+                    log(f"### {task}: nothing measured")
+                    continue
+                base = {
+                    m: float(np.mean([raw[r][m] for r in raw])) for m in next(iter(raw.values()))
+                }
                 log(
                     f"### {task}, {controllers} controllers; raw: "
                     + ", ".join(f"{m} {v:.4f}" for m, v in base.items())
@@ -231,7 +295,7 @@ def main() -> None:
                 log(f"### {task}, {controllers} controllers; raw: ari 1, nmi 1 (the baseline)")
             log(
                 f"{'l':>2} {'k':>3} {'method':7} {'metric1':>8} {'metric2':>8} {'classes':>8} "
-                f"{'ncp':>7} {'sec':>6}"
+                f"{'ncp':>7} {'runs':>4}"
             )
             for l_value in ls:
                 for k in ks:
@@ -239,27 +303,33 @@ def main() -> None:
                         vals = []
                         for run in range(runs):
                             key = (name, task, method, k, l_value, controllers, run)
+                            if args.split == "rows":
+                                key = (*key, "rows")
                             got = cache.get(*key)
+                            if got is None and args.only_cached:
+                                continue
                             if got is None:
                                 frame, info = anonymize_once(
-                                    data, method, task, k, l_value, controllers, run
+                                    data, method, task, k, l_value, controllers, run, args.split
                                 )
                                 labels = raw[run].get("labels")
                                 info.update(score(frame, data, task, run, labels, epochs))
                                 cache.put(*key, info)
                                 got = info
                             vals.append(got)
+                        if not vals:
+                            continue
                         mean = {m: float(np.mean([v[m] for v in vals])) for m in vals[0]}
+                        seconds = mean.pop("seconds")  # stderr only: a rerun differs
                         m1, m2 = (
                             ("accuracy", "f1_macro") if task == "classification" else ("ari", "nmi")
                         )
                         log(
                             f"{l_value:>2} {k:>3} {method:7} {mean[m1]:8.4f} {mean[m2]:8.4f} "
-                            f"{mean['classes']:8.0f} {mean['ncp']:7.4f} {mean['seconds']:6.1f}"
+                            f"{mean['classes']:8.0f} {mean['ncp']:7.4f} {len(vals):>4}"
                         )
                         print(
-                            f"  [{name} {task} l={l_value} k={k} {method}: "
-                            f"{mean['seconds']:.1f} s]",
+                            f"  [{name} {task} l={l_value} k={k} {method}: {seconds:.1f} s]",
                             file=sys.stderr,
                         )
                         results.append(
@@ -270,13 +340,15 @@ def main() -> None:
                                 "k": k,
                                 "method": method,
                                 "controllers": controllers,
-                                "runs": runs,
+                                "split": args.split,
+                                "runs": len(vals),
                                 **mean,
                             }
                         )
             if task == "classification":
                 results.append({"data": name, "task": task, "method": "raw", **base})
     summary(results, log)
+    claims(results, log)
     (RESULTS / f"{args.name}.json").write_text(json.dumps(results, indent=1))
     log.close()
     plots(results, args.name)
@@ -296,47 +368,150 @@ def summary(results: list[dict], log) -> None:
             by = {
                 m: {r["k"]: r[metric] for r in rows if r["method"] == m} for m in ("anon", "tada")
             }
-            ks = sorted(by["anon"])
+            # the values of k measured for both methods (a partial grid may lack some)
+            ks = sorted(set(by["anon"]) & set(by["tada"]))
+            if not ks:
+                continue
             wins = sum(by["tada"][k] >= by["anon"][k] - 1e-12 for k in ks)
             kmax = ks[-1]
-            mean_a, mean_t = (np.mean(list(by[m].values())) for m in ("anon", "tada"))
+            mean_a, mean_t = (np.mean([by[m][k] for k in ks]) for m in ("anon", "tada"))
             log(
                 f"| {data} | {task} | {l_value} | {metric} | {mean_a:.4f} | {mean_t:.4f} | "
                 f"{wins} of {len(ks)} | {by['anon'][kmax]:.4f} | {by['tada'][kmax]:.4f} |"
             )
 
 
-def plots(results: list[dict], stem: str) -> None:
-    from _plots import curves
+def _spearman(xs: list[float], ys: list[float]) -> float:
+    """Rank correlation (ties averaged); nan for fewer than 3 points or a constant series."""
+    if len(xs) < 3:
+        return float("nan")
+    rx, ry = (pd.Series(v).rank().to_numpy() for v in (xs, ys))
+    if rx.std() == 0 or ry.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(rx, ry)[0, 1])
 
-    colours = {"Anon": "tab:blue", "TA_DA": "tab:orange", "raw": "tab:gray"}
+
+def claims(results: list[dict], log, close: float = 0.01) -> None:
+    """The paper's claims, counted per data set over the (k, l) points both methods have:
+
+    1. TA_DA >= Anon in accuracy and F1 (VI-B): strictly, and within ``close`` (the paper's
+       "comparable");
+    2. both fall as k grows: Spearman's rank correlation of the metric with k per (method,
+       l), and the metric at the largest k below the smallest k's; as l grows: the mean over
+       k at each l, per method;
+    3. the F1 advantage (TA_DA - Anon) grows with k: its rank correlation with k per l, and
+       its mean at k <= 5 against k >= 25;
+    4. ARI and NMI higher with TA_DA (VI-C): counts."""
+    pts = [r for r in results if r["method"] in ("anon", "tada")]
+    log("\n## the paper's claims, counted")
+    log("| data | task | metric | TA_DA > Anon | TA_DA >= Anon - 0.01 | mean TA_DA - Anon |")
+    log("| --- | --- | --- | --- | --- | --- |")
+    for data, task in sorted({(r["data"], r["task"]) for r in pts}):
+        metrics = ("accuracy", "f1_macro") if task == "classification" else ("ari", "nmi")
+        for metric in metrics:
+            by = {
+                (r["l"], r["k"], r["method"]): r[metric]
+                for r in pts
+                if (r["data"], r["task"]) == (data, task)
+            }
+            both = sorted({(lv, k) for lv, k, m in by if (lv, k, "tada") in by and m == "anon"})
+            diff = [by[(lv, k, "tada")] - by[(lv, k, "anon")] for lv, k in both]
+            if not both:
+                continue
+            log(
+                f"| {data} | {task} | {metric} | {sum(d > 0 for d in diff)} of {len(both)} | "
+                f"{sum(d >= -close for d in diff)} of {len(both)} | {np.mean(diff):+.4f} |"
+            )
+    log("\nfalling with k: rank correlation with k (metric at the largest k < at the smallest)")
+    log("| data | task | metric | l | Anon | TA_DA | TA_DA - Anon vs k |")
+    log("| --- | --- | --- | --- | --- | --- | --- |")
+    for data, task in sorted({(r["data"], r["task"]) for r in pts}):
+        metrics = ("accuracy", "f1_macro") if task == "classification" else ("ari", "nmi")
+        rows = [r for r in pts if (r["data"], r["task"]) == (data, task)]
+        for metric in metrics:
+            for lv in sorted({r["l"] for r in rows}):
+                cells = []
+                curve = {}
+                for method in ("anon", "tada"):
+                    c = sorted(
+                        (r["k"], r[metric]) for r in rows if (r["l"], r["method"]) == (lv, method)
+                    )
+                    curve[method] = dict(c)
+                    if len(c) < 2:
+                        cells.append("-")
+                        continue
+                    rho = _spearman([k for k, _ in c], [v for _, v in c])
+                    cells.append(f"{rho:+.2f} ({'yes' if c[-1][1] < c[0][1] else 'no'})")
+                ks = sorted(set(curve["anon"]) & set(curve["tada"]))
+                d = [curve["tada"][k] - curve["anon"][k] for k in ks]
+                small = [x for k, x in zip(ks, d, strict=True) if k <= 5]
+                large = [x for k, x in zip(ks, d, strict=True) if k >= 25]
+                trend = f"{_spearman(ks, d):+.2f}"
+                if small and large:
+                    trend += f"; k<=5 {np.mean(small):+.4f}, k>=25 {np.mean(large):+.4f}"
+                log(f"| {data} | {task} | {metric} | {lv} | {cells[0]} | {cells[1]} | {trend} |")
+    log("\nfalling with l: mean over the k measured at every l")
+    log("| data | task | metric | method | " + " | ".join(f"l={lv}" for lv in (1, 2, 3)) + " |")
+    log("| --- | --- | --- | --- | --- | --- | --- |")
+    for data, task in sorted({(r["data"], r["task"]) for r in pts}):
+        metrics = ("accuracy", "f1_macro") if task == "classification" else ("ari", "nmi")
+        rows = [r for r in pts if (r["data"], r["task"]) == (data, task)]
+        ls = sorted({r["l"] for r in rows})
+        common = set.intersection(*({r["k"] for r in rows if r["l"] == lv} for lv in ls))
+        for metric in metrics:
+            for method in ("anon", "tada"):
+                cells = []
+                for lv in (1, 2, 3):
+                    v = [r[metric] for r in rows if (r["l"], r["method"]) == (lv, method)
+                         and r["k"] in common]  # fmt: skip
+                    cells.append(f"{np.mean(v):.4f}" if v and lv in ls else "-")
+                log(f"| {data} | {task} | {metric} | {method} | " + " | ".join(cells) + " |")
+
+
+def plots(results: list[dict], stem: str) -> None:
+    """The paper's Figs. 8-13: per l a row of two panels (accuracy and F1, or ARI and NMI)
+    against k, Anon blue, TA_DA orange (the paper's colours), raw grey; k on a linear axis
+    with a tick at each measured k, as the paper draws it."""
+    from _plots import _pyplot, save
+
+    plt = _pyplot()
+    if plt is None:
+        return
+    colours = {"anon": "tab:blue", "tada": "tab:orange"}
+    names = {"anon": "Anon", "tada": "TA_DA"}
     keys = sorted({(r["data"], r["task"]) for r in results if r["method"] != "raw"})
     for data, task in keys:
         rows = [r for r in results if r["data"] == data and r["task"] == task]
         metrics = ("accuracy", "f1_macro") if task == "classification" else ("ari", "nmi")
         raw = next((r for r in rows if r["method"] == "raw"), None)
-        panels = []
-        for l_value in sorted({r["l"] for r in rows if "l" in r}):
-            for metric in metrics:
-                series = {}
-                for method, name in (("anon", "Anon"), ("tada", "TA_DA")):
+        ls = sorted({r["l"] for r in rows if "l" in r})
+        fig, axes = plt.subplots(len(ls), 2, figsize=(9.6, 3.2 * len(ls) + 0.4), squeeze=False)
+        for i, l_value in enumerate(ls):
+            for ax, metric in zip(axes[i], metrics, strict=True):
+                ks: set[int] = set()
+                for method in ("anon", "tada"):
                     pts = sorted(
                         (r["k"], r[metric])
                         for r in rows
                         if r.get("l") == l_value and r["method"] == method
                     )
-                    series[name] = ([p[0] for p in pts], [p[1] for p in pts], None)
+                    ks |= {k for k, _ in pts}
+                    ax.plot(
+                        [k for k, _ in pts], [v for _, v in pts], marker="o", ms=3, lw=1.2,
+                        color=colours[method], label=names[method],
+                    )  # fmt: skip
                 if raw is not None:
-                    xs = series["Anon"][0]
-                    series["raw"] = (xs, [raw[metric]] * len(xs), None)
-                panels.append((f"l = {l_value}: {metric}", series))
-        curves(
-            RESULTS / f"{stem}_{data}_{task}.png",
-            f"seed 003, {data}, {task}",
-            panels,
-            colours=colours,
-            ncols=2,
-        )
+                    ax.axhline(raw[metric], color="tab:gray", lw=1, ls="--", label="raw")
+                ax.set_xticks(sorted(ks))
+                ax.set_xlabel("k")
+                ax.set_title(f"l = {l_value}: {metric}", fontsize=9)
+                ax.grid(True, lw=0.3)
+        axes[0][0].legend(fontsize=7)
+        split = ", parts per row" if rows[0].get("split") == "rows" else ""
+        fig.suptitle(f"seed 003, {data}{split}, {task}", fontsize=10)
+        fig.tight_layout()
+        save(fig, RESULTS / f"{stem}_{data}_{task}.png")
+        plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -178,9 +178,12 @@ def run_query(
     flag: bool = False,
     drop_suppressed: bool | None = None,
     dialect: str | None = None,
+    originals: bool = False,
 ) -> tuple[exp.Select, dict[str, Any]]:
     """The guarded query of a recorded run (as its view reads it), and what it was built
-    from: ``qis``, ``columns``, ``keys`` (pinned), ``hierarchies`` (loaded)."""
+    from: ``qis``, ``columns``, ``keys`` (pinned), ``hierarchies`` (loaded). ``originals``:
+    the rows carry ``__o<j>`` and ``__n<j>`` as with ``roots``, for runs with QIs without
+    hierarchy too (a suppressed row's node is then the root, or -1 without hierarchy)."""
     params = run["parameters"]
     if "qi_keys" not in params:
         raise InputError(
@@ -213,7 +216,9 @@ def run_query(
         recoding,
         guard,
         spec.drop_suppressed if drop_suppressed is None else drop_suppressed,
-        roots=[h.root for h in hs] if roots else None,
+        roots=[h.root for h in hs]
+        if roots
+        else ([-1 if h is None else h.root for h in hs] if originals else None),
         flag=flag,
     )
     return query, {"qis": qis, "columns": columns, "keys": keys, "hierarchies": hs}
