@@ -81,6 +81,9 @@ class Spec:
     cluster: bool = False
     controllers: int = 1
     seed: int = 0
+    # algorithm "mdav" (seed 001): largest block of distinct QI tuples MDAV runs on exactly;
+    # larger inputs are cut by median splits first (None: the default, 50,000)
+    mdav_block: int | None = None
     replace: bool = False  # replace an existing relation anonsql did not create
     columns: list[str] | None = None  # columns of the output (default: all the source's)
     identifiers: list[str] | None = None  # direct identifiers: never in the output

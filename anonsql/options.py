@@ -63,6 +63,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "missing": ("missing", "str"),
     "memory_budget": ("memory_budget", "size"),
     "label": ("label", "str"),
+    "mdav_block": ("mdav_block", "int"),
     "cluster": ("cluster", "bool"),
     "controllers": ("controllers", "int"),
     "seed": ("seed", "int"),
@@ -268,6 +269,15 @@ def check_goal(
 
     if combined:  # how options combine; an option checked alone is not judged so
         check_partition_options(spec, prefix)
+    block = getattr(spec, "mdav_block", None)  # seed 001's MDAV: blocks of distinct tuples
+    if block is not None:
+        if isinstance(block, bool) or not isinstance(block, int) or block < 2:
+            raise InputError(f"{prefix}{spell('mdav_block')} must be a whole number >= 2k")
+        if combined and spec.algorithm != "mdav":
+            raise InputError(
+                f"{prefix}{spell('mdav_block')} is an option of algorithm 'mdav', not of "
+                f"{spec.algorithm!r}"
+            )
     if "gs_factor" in given and spec.metric not in (None, "loss"):
         raise InputError(
             f"{prefix}{spell('gs_factor')} weighs the Loss metric's generalization against "

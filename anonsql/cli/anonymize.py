@@ -76,6 +76,13 @@ from anonsql.cli.common import (
     'mdav/ktca/ctca/kde: the label wLVQ2 supervises the prototypes with (the "++" variants).',
 )
 @click.option(
+    "--mdav-block",
+    type=int,
+    default=None,
+    help="mdav only: largest block of distinct QI tuples run as exact MDAV; larger inputs are "
+    "first cut by median splits into blocks of at most this many (default 50000).",
+)
+@click.option(
     "--cluster",
     is_flag=True,
     help="tada: anonymize for clustering (constrained k-means on every column but the "
@@ -207,6 +214,7 @@ def anonymize(
     gs_factor,
     algorithm,
     label,
+    mdav_block,
     cluster,
     controllers,
     seed,
@@ -251,6 +259,7 @@ def anonymize(
         gs_factor=gs_factor,
         algorithm=algorithm,
         label=label,
+        mdav_block=mdav_block,
         cluster=cluster,
         controllers=controllers,
         seed=seed,

@@ -329,6 +329,7 @@ _GOAL_FLAGS = {
     "local_gs_factor": ("local_gs_factor", "--local-gs-factor"),
     "max_iterations": ("max_iterations", "--max-iterations"),
     "adaption_factor": ("adaption_factor", "--adaption-factor"),
+    "mdav_block": ("mdav_block", "--mdav-block"),
 }
 
 
