@@ -7,7 +7,11 @@ For each engine, in the same run, each in its own process (so the peak RSS is th
 * ``groupby``: one GROUP BY over the 8 QIs in the engine (the unit of cost);
 * ``memory``: the in-memory search (the histogram read into Python), the baseline;
 * ``engine``: the search with ``--budget`` (the histogram stays in the engine; nodes are
-  computed there or rolled up in memory, whichever is cheaper).
+  computed there or rolled up in memory, whichever is cheaper; a node too large for the
+  budget is assessed in batches or by its class sizes in the engine, never held whole).
+
+``--modes`` picks the runs (leave out ``memory`` where the in-memory search would not fit);
+``--db`` keeps the generated DuckDB file for the next run (e.g. under /tmp; delete it after).
 
 Printed per run: histogram, search and materialization seconds, total / GROUP BY, nodes
 computed in the engine and in memory, peak RSS of the Python process (a Spark JVM is another
@@ -82,6 +86,7 @@ def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
             lattice=r.lattice_size,
             in_engine=m.get("nodes_in_engine", 0),
             in_memory=m.get("nodes_in_memory", r.checked if mode == "memory" else 0),
+            summarized=m.get("nodes_summarized", 0),
             levels=list(r.levels.values()),
             suppressed=m["suppressed_rows"],
             classes=m["classes"],
@@ -133,61 +138,81 @@ def report(title: str, runs: dict[str, dict], budget: str) -> None:
     )
     print(head)
     for mode, label in (("memory", "in memory (baseline)"), ("engine", f"in engine ({budget})")):
+        if mode not in runs:
+            continue
         r = runs[mode]
         print(
             f"  {label:<22} {r['histogram']:>8.2f}s {r['search']:>7.2f}s "
             f"{r['materialize']:>10.2f}s {r['seconds']:>7.2f}s {r['seconds'] / floor:>10.1f} "
             f"{r['in_engine']:>9} / {r['in_memory']:<8} {r['peak_rss_mib']:>7.0f} MiB"
         )
-    a, b = runs["memory"], runs["engine"]
-    same = (a["levels"], a["suppressed"], a["classes"]) == (
-        b["levels"],
-        b["suppressed"],
-        b["classes"],
-    )
+    b = runs["engine"]
+    same = "not run"
+    if "memory" in runs:
+        a = runs["memory"]
+        same = str(
+            (a["levels"], a["suppressed"], a["classes"])
+            == (b["levels"], b["suppressed"], b["classes"])
+        )
     print(
         f"  optimum {b['levels']}, suppressed {b['suppressed']:,}, classes {b['classes']:,}, "
         f"{b['checked']} nodes checked of {b['lattice']:,}; same as in memory: {same}"
+    )
+    print(
+        f"  in engine: {b['summarized']} of the {b['in_engine']} GROUP BYs too large for the "
+        f"budget, assessed in batches (never held whole)"
     )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=2_000_000, help="DuckDB table rows")
+    ap.add_argument(
+        "--rows", type=int, default=2_000_000, help="DuckDB table rows (0: no DuckDB run)"
+    )
     ap.add_argument("--budget", default="256MiB", help="memory budget of the DuckDB run")
     ap.add_argument("--spark-rows", type=int, default=200_000, help="0: no Spark run")
     ap.add_argument("--spark-budget", default="32MiB")
+    ap.add_argument(
+        "--modes",
+        default="groupby,memory,engine",
+        help="runs to make (drop 'memory' where the in-memory search would not fit)",
+    )
+    ap.add_argument(
+        "--db",
+        help="DuckDB file holding the table (generated there when missing, and kept; "
+        "default: a temporary file, deleted)",
+    )
     ap.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
         engine, target, mode, budget = args.measure
         print(json.dumps(measure(engine, target, mode, None if budget == "-" else budget)))
         return
-    if args.rows < args.spark_rows:
+    if args.rows and args.rows < args.spark_rows:
         raise SystemExit("--rows must be at least --spark-rows (Spark reads a prefix)")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = str(Path(tmp) / "scale.duckdb")
-        subprocess.run(
-            [
-                sys.executable,
-                str(HERE / "bench_lattice.py"),
-                "--generate",
-                path,
-                "--rows",
-                str(args.rows),
-            ],
-            check=True,
-            cwd=HERE.parent,
-        )
-        runs = {m: child("duckdb", path, m, args.budget) for m in ("groupby", "memory", "engine")}
-        print()
-        report(f"DuckDB, {args.rows:,} rows:", runs, args.budget)
+    modes = [m for m in args.modes.split(",") if m]
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        path = args.db or str(Path(tmp) / "scale.duckdb")
+        if not Path(path).exists():
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(HERE / "bench_lattice.py"),
+                    "--generate",
+                    path,
+                    "--rows",
+                    str(max(args.rows, args.spark_rows)),
+                ],
+                check=True,
+                cwd=HERE.parent,
+            )
+        if args.rows:
+            runs = {m: child("duckdb", path, m, args.budget) for m in modes}
+            print()
+            report(f"DuckDB, {args.rows:,} rows:", runs, args.budget)
         if args.spark_rows:
             target = spark_target(path, args.spark_rows, Path(tmp))
-            runs = {
-                m: child("spark", target, m, args.spark_budget)
-                for m in ("groupby", "memory", "engine")
-            }
+            runs = {m: child("spark", target, m, args.spark_budget) for m in modes}
             report(f"Spark local, {args.spark_rows:,} rows:", runs, args.spark_budget)
 
 

@@ -12,8 +12,15 @@ cheaper, by measured costs:
   engine's coarser aggregates seed: Flash's floor (the meet of the nodes its projections
   leave open) is one GROUP BY, and every node above it rolls up here when it fits.
 
+* in batches: a node the engine computes whose classes exceed the node's share of the budget
+  is never held whole: its classes stream in batches and are assessed and scored batch by
+  batch (:mod:`anonsql.data.node_summary`), or, when a node above it is known to have too
+  many classes, tested first by its class sizes in the engine (one row back: the records in
+  classes smaller than k).
+
 Only partitions that fit the budget are cached (the search's LRU cache is sized to it).
-Either way a node gets the same classes, so the search finds the same optimum.
+Either way a node gets the same classes (or the same verdict and score), so the search
+finds the same optimum.
 
 The one-QI and two-QI marginals (read by the quality models and Flash's projection sieve)
 come from one GROUPING SETS query; the sensitive values' totals and the rows with values a
@@ -35,10 +42,13 @@ from sqlglot import exp
 
 from anonsql.backend.sql_templates import column, table
 from anonsql.data.histogram import Histogram, HistogramTooLarge, _explain_missing, histogram_query
+from anonsql.data.node_summary import NodeReducer, NodeSummary, summable
 from anonsql.data.partition import Partition, _group
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import CLOSURE
+from anonsql.metrics.quality import AECS, Discernibility, DiscernibilityStar
+from anonsql.models.k_anonymity import KAnonymity
 
 #: share of the machine's physical memory a run may use for the histogram by default
 DEFAULT_SHARE = 0.25
@@ -48,10 +58,18 @@ PAIR_SPAN = 4_000_000
 #: what the budget holds by this factor (HyperLogLog's error is a few per cent; below it the
 #: LIMIT read decides exactly)
 ESTIMATE_MARGIN = 1.1
-#: share of the budget DuckDB's own buffers (it runs in this process) may hold while the
-#: histogram is kept there, and the least it is given
-ENGINE_SHARE = 0.5
+#: shares of the budget left after what the process holds when the histogram goes to the
+#: engine (the libraries, about 220 MiB): DuckDB's own buffers (it runs in this process;
+#: at least ENGINE_FLOOR), the hubs, the search's partition cache, and the node being read
+#: (beyond it a node is assessed in batches); the rest is slack for temporaries
+ENGINE_SHARE = 0.25
+HUB_SHARE = 0.35
+CACHE_SHARE = 0.1
+NODE_SHARE = 0.15
 ENGINE_FLOOR = 128 << 20
+#: Flash's floor is kept in the engine when it has at most this share of the histogram's
+#: rows (a GROUP BY reading it instead of the histogram costs about that share)
+FLOOR_SHARE = 0.7
 _UNITS = {
     "": 1,
     "b": 1,
@@ -77,6 +95,29 @@ def physical_memory() -> int:
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):
         return 2 << 30
+
+
+def resident_bytes() -> int:
+    """This process's resident memory now (0 where the platform does not say)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+
+
+def _engine_bytes(db: Database) -> int:
+    """What DuckDB's buffer manager holds now (in this process's resident memory, and bounded
+    by the ``memory_limit`` set after; 0 on other engines)."""
+    if db.backend.dialect != "duckdb":
+        return 0
+    try:
+        query = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))).from_(
+            exp.Anonymous(this="duckdb_memory")
+        )
+        return int(db.backend.fetchall(query)[0][0] or 0)
+    except Exception:  # a figure we cannot read counts as nothing held
+        return 0
 
 
 def default_budget() -> int:
@@ -113,8 +154,9 @@ def row_bytes(m: int, sensitive: bool) -> int:
 
 
 def class_bytes(m: int, sensitive: bool) -> int:
-    """Peak bytes per class of a node read from the engine (as :func:`row_bytes`)."""
-    return 28 * m + 64 + (120 if sensitive else 0)
+    """Peak bytes per class of a node read from the engine in batches and grouped here (as
+    :func:`row_bytes`; measured: 148 bytes a class for 8 QIs, 40 of them kept)."""
+    return 20 * m + 16 + (120 if sensitive else 0)
 
 
 def load_histogram(
@@ -128,21 +170,61 @@ def load_histogram(
 ) -> Histogram:
     """The histogram in memory when it fits ``budget`` bytes (one GROUP BY, read with a LIMIT
     one past what fits, so a run that fits costs what it always did), else an
-    :class:`EngineHistogram` that keeps it in the engine."""
+    :class:`EngineHistogram` that keeps it in the engine.
+
+    What fits a budget the caller gives is reckoned from what it leaves beyond what the
+    process holds already (the libraries) and DuckDB's share (held there while the histogram
+    is read): half of the rest, the other half being the in-memory search's partition cache
+    and temporaries. The default budget bounds the histogram alone."""
+    explicit = budget is not None
     budget = default_budget() if budget is None else budget
-    cap = budget // row_bytes(len(qis), sensitive is not None)
+    m, has_sensitive = len(qis), sensitive is not None
+    free = max(budget - (resident_bytes() - _engine_bytes(db)), budget // 4)
+    engine = max(int(free * ENGINE_SHARE), ENGINE_FLOOR) if db.backend.dialect == "duckdb" else 0
+    room = max(free - engine, 0) // 2
+    # the default budget (a share of the machine) bounds the histogram alone, as it did
+    cap = (room if explicit else budget) // row_bytes(m, has_sensitive)
     estimate = estimated_combinations(db, source, qis, sensitive, cap)
     if estimate is not None and estimate > ESTIMATE_MARGIN * cap:
         # surely too large: reading ``cap`` rows to find out would itself cost the budget
         # (and the engine's hash table for the whole GROUP BY on top)
         return EngineHistogram.build(db, source, qis, hierarchy_names, sensitive, missing, budget)
     try:
-        return Histogram.from_database(
-            db, source, qis, hierarchy_names, sensitive, missing, max_rows=cap
-        )
+        with _duckdb_limit(db, engine if explicit else 0):
+            hist = Histogram.from_database(
+                db, source, qis, hierarchy_names, sensitive, missing, max_rows=cap
+            )
+        if explicit:
+            # the in-memory search's partition cache (anonsql.search.base.NodeEvaluator)
+            hist.cache_bytes = max(room, 1 << 20)  # type: ignore[attr-defined]
+        return hist
     except HistogramTooLarge:
         pass
     return EngineHistogram.build(db, source, qis, hierarchy_names, sensitive, missing, budget)
+
+
+@contextlib.contextmanager
+def _duckdb_limit(db: Database, limit: int):
+    """DuckDB's ``memory_limit`` held to ``limit`` bytes (when lower than it is) for the
+    block, then restored; nothing on other engines or with ``limit`` 0."""
+    previous = None
+    if limit and db.backend.dialect == "duckdb":
+        name = exp.Literal.string("memory_limit")
+        try:
+            got = db.backend.fetchall(
+                exp.select(exp.Anonymous(this="current_setting", expressions=[name]))
+            )
+            if parse_size(str(got[0][0])) > limit:
+                db.backend.execute(_set_memory_limit(f"{limit}B"))
+                previous = str(got[0][0])
+        except Exception:  # a setting we cannot read or write is left as it is
+            previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            with contextlib.suppress(Exception):
+                db.backend.execute(_set_memory_limit(previous))
 
 
 def estimated_combinations(
@@ -191,11 +273,27 @@ class EngineHistogram(Histogram):
         self.keys = list(keys)
         self.sensitive = sensitive
         self.budget = budget
-        #: the budget's shares: half for the hubs (nodes computed in the engine that later
-        #: nodes roll up from), a quarter for the search's partition cache, a quarter for
-        #: the node being computed and its roll-up's temporaries
-        self.hub_bytes = budget // 2
-        self.cache_bytes = budget // 4
+        #: what the budget leaves beyond what this process holds already (at least a
+        #: quarter of it), shared out: DuckDB's buffers (:meth:`_hold_engine_buffers`), the
+        #: hubs (nodes computed in the engine that later nodes roll up from), the search's
+        #: partition cache, and the node being read: a node with more classes than its
+        #: share holds is not brought here whole but assessed in batches
+        #: (:mod:`anonsql.data.node_summary`)
+        held = resident_bytes() - _engine_bytes(db)
+        self.free = max(budget - held, budget // 4)
+        self.hub_bytes = int(self.free * HUB_SHARE)
+        self.cache_bytes = int(self.free * CACHE_SHARE)
+        self.node_bytes = int(self.free * NODE_SHARE)
+        self._evaluation: tuple[Any, Any] | None = None
+        self._summaries: dict[tuple[int, ...], NodeSummary] = {}
+        #: class counts of the nodes computed or rolled up so far (a hub cut off by its
+        #: LIMIT: the LIMIT), for :meth:`_at_least`
+        self._known: dict[tuple[int, ...], int] = {}
+        self.nodes_summarized = 0
+        #: the floor (:meth:`rebase`): its levels and the engine relation of its classes
+        self._floor: tuple[tuple[int, ...], str] | None = None
+        #: rows per batch read from the engine (None: from the node share; tests set it)
+        self.batch_rows: int | None = None
         self.sens: np.ndarray | None = None
         self.sens_labels: list[str] = []
         self.missing_rows = 0
@@ -296,7 +394,7 @@ class EngineHistogram(Histogram):
 
     def _hold_engine_buffers(self) -> None:
         """On DuckDB, which runs inside this process, hold its buffer pool (``memory_limit``)
-        to :data:`ENGINE_SHARE` of the budget while the histogram is kept there (never
+        to :data:`ENGINE_SHARE` of the free budget while the histogram is kept there (never
         raised; restored by :meth:`close`): past it DuckDB spills its aggregation and the
         temporary table to its temporary directory, so the process's peak is bounded by
         the budget and not by the engine's hash tables. Other engines run elsewhere."""
@@ -308,7 +406,7 @@ class EngineHistogram(Histogram):
                 exp.select(exp.Anonymous(this="current_setting", expressions=[name]))
             )
             current = str(got[0][0])
-            held = max(int(self.budget * ENGINE_SHARE), ENGINE_FLOOR)
+            held = max(int(self.free * ENGINE_SHARE), ENGINE_FLOOR)
             if parse_size(current) <= held:
                 return
             self.db.backend.execute(_set_memory_limit(f"{held}B"))
@@ -431,22 +529,227 @@ class EngineHistogram(Histogram):
         last; a hub) when that is cheaper by the measured costs, else by a GROUP BY in the
         engine, preferably of a hub below the node (see :meth:`_hub_for`)."""
         levels = tuple(int(x) for x in levels)
+        if levels in self._summaries:
+            return self._summaries[levels]  # type: ignore[return-value]
         source = self._finest_source(levels, finer)
         if source is not None and source.classes * self._memory_rate <= self._engine_cost:
-            return self._rollup(source, levels)
+            return self._known_as(self._rollup(source, levels))
         hub = self._hub_for(levels)
         if hub is not None:
             # read with a LIMIT one row past what the hubs' share holds (a row per class and
             # sensitive value, so at least a row per class): a hub too large to keep is cut
-            # off in the engine, never brought here whole
+            # off in the engine, never brought here whole; a hub below a node known to have
+            # more classes than that is not tried (the GROUP BY would be spent for nothing)
             cap = self.hub_bytes // class_bytes(len(self.qis), self.sensitive is not None)
-            part = self.classes_in_engine(hub, max_rows=cap)
+            part = None
+            if self._at_least(hub) <= cap:
+                part = self.classes_in_engine(hub, max_rows=cap)
+                self._known[hub] = cap + 1 if part is None else part.classes
             if part is not None and self._keep_hub(part):
-                return self._rollup(part, levels)
+                return self._known_as(self._rollup(part, levels))
             # too large to keep: so is every hub below it (finer nodes have more classes)
             self._too_big.append(hub)
             self._meet = levels
-        return self.classes_in_engine(levels)
+        return self._known_as(self._node(levels))  # type: ignore[return-value]
+
+    def _known_as(self, part):
+        self._known[part.levels] = part.classes
+        return part
+
+    def _at_least(self, levels: tuple[int, ...]) -> int:
+        """Classes the node at ``levels`` has at least: as many as any node above it whose
+        count is known (a generalization merges classes)."""
+        most = 0
+        for known, classes in self._known.items():
+            if classes > most and all(a >= b for a, b in zip(known, levels, strict=True)):
+                most = classes
+        return most
+
+    def evaluate_with(self, requirements, quality) -> None:
+        """The search's models: a node too large for :attr:`node_bytes` is then assessed
+        and scored in batches as it comes from the engine (a :class:`NodeSummary` instead of
+        its classes) when the quality model's score sums over batches."""
+        self._evaluation = (requirements, quality) if summable(quality) else None
+        self._summaries.clear()
+
+    def _node(self, levels: tuple[int, ...]) -> Partition | NodeSummary:
+        """The node's classes by one GROUP BY in the engine, read in batches of whole
+        classes: kept while they fit :attr:`node_bytes`, else (with the search's models
+        known, :meth:`evaluate_with`) assessed batch by batch into a :class:`NodeSummary`,
+        so no more than a batch and what fits is held. A node known to be too large (a
+        node above it has more classes than fit) is first tested in the engine by its
+        class sizes alone (:meth:`_proven`)."""
+        if self._last is not None and self._last.levels == levels:
+            return self._last
+        self._last = None
+        if self._evaluation is None:
+            return self.classes_in_engine(levels)
+        cap = max(self.node_bytes // class_bytes(len(self.qis), self.sensitive is not None), 1)
+        if self._at_least(levels) > cap:
+            proven = self._proven(levels)
+            if proven is not None:
+                return proven
+        t0 = time.perf_counter()
+        held: list[dict[str, Any]] = []
+        rows = 0
+        chunks = self._chunks(levels, self._batch(cap))
+        for chunk in chunks:
+            held.append(chunk)
+            rows += len(chunk["n"])
+            if rows > cap:
+                break
+        else:
+            self._engine_done(t0)
+            part = self._group_chunk(levels, _concat(held, levels, self.hierarchies))
+            del held
+            self._last = part
+            return self._known_as(part)
+        summary = self._summarize(levels, held, chunks)
+        del held
+        self._engine_done(t0)
+        return self._known_as(summary)
+
+    def rebase(self, levels: tuple[int, ...]) -> None:
+        """Every node the search checks from now on lies above ``levels`` (Flash's floor):
+        the floor's classes are kept in the engine as a temporary relation (one GROUP BY)
+        and every later node's GROUP BY reads them instead of the histogram, fewer rows
+        where the floor generalizes (each QI taken on from the floor's level through the
+        closure table). Kept only when the floor has at most :data:`FLOOR_SHARE` of the
+        histogram's rows (else it is dropped: its GROUP BY is spent)."""
+        levels = tuple(int(x) for x in levels)
+        if self._floor is not None or not any(levels):
+            return
+        t0 = time.perf_counter()
+        name = f"{self.relation}_floor"
+        backend = self.db.backend
+        backend.execute(_temporary(name, self.node_query(levels), backend.dialect))
+        self._engine_done(t0)
+        count = exp.select(exp.Count(this=exp.Star())).from_(table(name))
+        rows = int(backend.fetchall(count)[0][0])
+        if rows > FLOOR_SHARE * self.distinct:
+            with contextlib.suppress(Exception):
+                backend.execute(_drop_relation(name, backend.dialect))
+            return
+        backend.refresh_statistics(name)
+        self._floor = (levels, name)
+
+    def _engine_done(self, t0: float) -> None:
+        spent = time.perf_counter() - t0
+        self.engine_seconds.append(spent)
+        self._engine_cost = 0.5 * self._engine_cost + 0.5 * spent
+        self.nodes_in_engine += 1
+
+    def _batch(self, cap: int) -> int:
+        return self.batch_rows or min(max(cap // 2, 1 << 12), 1 << 18)
+
+    def _summarize(self, levels: tuple[int, ...], held: list, chunks) -> NodeSummary:
+        """The node's :class:`NodeSummary` from the batches ``held`` and those ``chunks``
+        still yields (a second pass, when the score needs one, reads them again)."""
+        assert self._evaluation is not None
+        requirements, quality = self._evaluation
+        reducer = NodeReducer(levels, requirements, quality, self)
+        while held:
+            reducer.add(self._group_chunk(levels, held.pop(0)))
+        for chunk in chunks:
+            reducer.add(self._group_chunk(levels, chunk))
+            del chunk
+        self.nodes_summarized += 1
+        batch = self._batch(
+            max(self.node_bytes // class_bytes(len(self.qis), self.sensitive is not None), 1)
+        )
+
+        def rescore(rule) -> float:
+            t0 = time.perf_counter()
+            second = NodeReducer(levels, requirements, quality, self, rule)
+            for chunk in self._chunks(levels, batch):
+                second.add(self._group_chunk(levels, chunk))
+            self._engine_done(t0)
+            return second.score.value(second.released, second.score.supp_rows)
+
+        summary = reducer.finish(rescore)
+        self._summaries[levels] = summary
+        return summary
+
+    def _proven(self, levels: tuple[int, ...]) -> NodeSummary | None:
+        """A node too large to read, tested in the engine by its class sizes alone: one
+        GROUP BY brings back the records in classes smaller than k (k-anonymity, and any
+        model tested after it, suppresses them), the classes, records and squared sizes.
+        When those records exceed the limit the node is not anonymous (nor is any
+        specialization): its summary says so, and its full assessment and score are
+        computed in batches only if asked for. Otherwise (or without k-anonymity) None, and
+        the node is assessed in batches."""
+        assert self._evaluation is not None
+        requirements, quality = self._evaluation
+        ks = [m.k for m in requirements.class_models if isinstance(m, KAnonymity)]
+        if not ks or max(ks) <= 1:
+            return None
+        k = max(ks)
+        t0 = time.perf_counter()
+        inner = self.node_query(levels, sensitive=False).subquery("g")
+        size = exp.column("n", "g")
+        small = exp.If(this=size < exp.convert(k), true=size, false=exp.convert(0))
+        squared = exp.cast(size, "DOUBLE") * exp.cast(size, "DOUBLE")
+        query = exp.select(
+            exp.alias_(exp.Sum(this=small), "below"),
+            exp.alias_(exp.Count(this=exp.Star()), "classes"),
+            exp.alias_(exp.Sum(this=size), "total"),
+            exp.alias_(exp.Sum(this=squared), "squares"),
+        ).from_(inner)
+        below, classes, total, squares = self.db.backend.fetchall(query)[0]
+        self._engine_done(t0)
+        below, classes, total = float(below or 0), int(classes or 0), int(total or 0)
+        self._known[levels] = max(self._known.get(levels, 0), classes)
+        if below <= requirements.allowed(self.rows):
+            return None
+        bound = None
+        if isinstance(quality, AECS) and classes:
+            bound = float(total) / classes
+        elif isinstance(quality, Discernibility | DiscernibilityStar):
+            bound = float(squares or 0.0)
+
+        def complete() -> NodeSummary:
+            t1 = time.perf_counter()
+            cap = max(self.node_bytes // class_bytes(len(self.qis), self.sensitive is not None), 1)
+            full = self._summarize(levels, [], self._chunks(levels, self._batch(cap)))
+            self._engine_done(t1)
+            return full
+
+        summary = NodeSummary.proven(levels, below, classes, total, bound, complete)
+        self.nodes_summarized += 1
+        self._summaries[levels] = summary
+        return summary
+
+    def _chunks(self, levels: tuple[int, ...], batch: int):
+        """The node's GROUP BY in batches of about ``batch`` rows, converted (ranks per
+        QI, counts, sensitive codes) and cut at class boundaries: with a sensitive
+        attribute a class is several rows, sent together (ordered), and the rows of the
+        last class of a batch are carried to the next."""
+        assert self._evaluation is not None
+        # with a sensitive attribute a class's rows must come together; with table-level
+        # models the classes in the in-memory order of ties (by node ids)
+        ordered = self.sensitive is not None or bool(self._evaluation[0].table_models)
+        query = self.node_query(levels, ordered=ordered)
+        carry: dict[str, Any] | None = None
+        keys = [j for j, lv in enumerate(levels) if lv != self.hierarchies[j].top_level]
+        for got in _stream(self.db.backend, query, batch):
+            chunk = self._convert(levels, got)
+            del got
+            if carry is not None:
+                chunk = _concat([carry, chunk], levels, self.hierarchies)
+                carry = None
+            if self.sensitive is not None and len(chunk["n"]):
+                last = np.ones(len(chunk["n"]), dtype=bool)
+                for j in keys:
+                    col = chunk["r"][j]
+                    last &= col == col[-1]
+                # ordered: the last class's rows are the tail where every key is the last's
+                start = int(np.flatnonzero(~last)[-1]) + 1 if (~last).any() else 0
+                carry = _slice(chunk, slice(start, None))
+                chunk = _slice(chunk, slice(0, start))
+            if len(chunk["n"]):
+                yield chunk
+        if carry is not None and len(carry["n"]):
+            yield carry
 
     def _keep_hub(self, part: Partition) -> bool:
         """Keep a hub's partition within :attr:`hub_bytes`: hubs above it are dropped
@@ -536,23 +839,32 @@ class EngineHistogram(Histogram):
         self.nodes_in_engine += 1
         return part
 
-    def node_query(self, levels: tuple[int, ...]) -> exp.Select:
+    def node_query(
+        self, levels: tuple[int, ...], ordered: bool = False, sensitive: bool = True
+    ) -> exp.Select:
         """``SELECT ancestor per QI, s, SUM(n) ... GROUP BY``; a QI on its top level (one
-        node) is left out of the grouping, on level 0 it is the leaf id itself."""
-        select = exp.select().from_(exp.alias_(table(self.relation), "h", table=True))
+        node) is left out of the grouping, on level 0 it is the leaf id itself. ``ordered``:
+        by the QIs' node ids (a class's rows together, classes in the in-memory tie order).
+        A node above the floor (:meth:`rebase`) is grouped from the floor's smaller table,
+        each QI taken from the floor's level to the node's."""
+        relation, prefix, base = self.relation, "q", [0] * len(levels)
+        floor = self._floor
+        if floor is not None and all(a >= b for a, b in zip(levels, floor[0], strict=True)):
+            relation, prefix, base = floor[1], "a", list(floor[0])
+        select = exp.select().from_(exp.alias_(table(relation), "h", table=True))
         keys: list[exp.Expression] = []
         for j, lv in enumerate(levels):
             h = self.hierarchies[j]
             if lv == h.top_level:
                 continue
-            if lv == 0:
-                value: exp.Expression = exp.column(f"q{j}", "h")
+            if lv == base[j]:
+                value: exp.Expression = exp.column(f"{prefix}{j}", "h")
             else:
                 alias = f"c{j}"
                 on = exp.and_(
                     exp.column("hierarchy", alias).eq(exp.convert(self.keys[j])),
-                    exp.column("descendant", alias).eq(exp.column(f"q{j}", "h")),
-                    exp.column("distance", alias).eq(exp.convert(int(lv))),
+                    exp.column("descendant", alias).eq(exp.column(f"{prefix}{j}", "h")),
+                    exp.column("distance", alias).eq(exp.convert(int(lv) - base[j])),
                 )
                 select = select.join(
                     exp.alias_(table(CLOSURE), alias, table=True), on=on, copy=False
@@ -561,29 +873,38 @@ class EngineHistogram(Histogram):
             # node ids fit 32 bits: half the bytes a node's classes take to come here
             select = select.select(exp.alias_(exp.cast(value, "INT"), f"a{j}"), copy=False)
             keys.append(value)
-        if self.sensitive is not None:
+        if self.sensitive is not None and sensitive:
             value = exp.column("s", "h")
             select = select.select(exp.alias_(value, "s"), copy=False)
             keys.append(value)
         select = select.select(exp.alias_(exp.Sum(this=exp.column("n", "h")), "n"), copy=False)
-        not_missing = exp.and_(
-            *[exp.column(f"q{j}", "h").is_(exp.null()).not_() for j in range(len(self.qis))]
-        )
-        select = select.where(not_missing, copy=False)
+        if prefix == "q":  # the floor holds no rows with values a hierarchy lacks
+            not_missing = exp.and_(
+                *[exp.column(f"q{j}", "h").is_(exp.null()).not_() for j in range(len(self.qis))]
+            )
+            select = select.where(not_missing, copy=False)
         if keys:
             select = select.group_by(*keys, copy=False)
+        if ordered:
+            names = [f"a{j}" for j, lv in enumerate(levels) if lv != self.hierarchies[j].top_level]
+            if names:
+                select = select.order_by(*[exp.column(n) for n in names], copy=False)
         return select
 
     def _partition(self, levels: tuple[int, ...], got: dict[str, Any]) -> Partition:
-        # each fetched column is dropped from ``got`` as soon as it is converted, so the
-        # fetched result and the partition built from it are not held whole at once
+        return self._group_chunk(levels, self._convert(levels, got))
+
+    def _convert(self, levels: tuple[int, ...], got: dict[str, Any]) -> dict[str, Any]:
+        """Fetched columns as ranks per QI (None at its top level), counts and sensitive
+        codes; each fetched column is dropped from ``got`` as soon as it is converted, so
+        the fetched result and what is built from it are not held whole at once."""
         counts = np.asarray(got.pop("n"), dtype=np.int64)
         rows = len(counts)
-        ranks: list[np.ndarray] = []
+        ranks: list[np.ndarray | None] = []
         for j, lv in enumerate(levels):
             h = self.hierarchies[j]
             if lv == h.top_level:
-                ranks.append(np.zeros(rows, dtype=np.int32))
+                ranks.append(None)
                 continue
             ids = np.asarray(got.pop(f"a{j}"))
             if ids.dtype.kind != "i":
@@ -597,11 +918,17 @@ class EngineHistogram(Histogram):
             s = pd.Series(got.pop("s"), dtype=object)
             sens = self._labels.get_indexer(s.where(s.notna(), "NULL").astype(str))
             sens = sens.astype(np.int64)
+        return {"n": counts, "r": ranks, "s": sens}
+
+    def _group_chunk(self, levels: tuple[int, ...], chunk: dict[str, Any]) -> Partition:
+        counts, ranks = chunk["n"], chunk["r"]
+        zeros = np.zeros(len(counts), dtype=np.int32)
 
         def col(j: int, sel: np.ndarray | slice | None = None) -> np.ndarray:
-            return ranks[j] if sel is None else ranks[j][sel]
+            r = ranks[j] if ranks[j] is not None else zeros
+            return r if sel is None else r[sel]
 
-        return _group(tuple(levels), col, counts, self.hierarchies, (sens, None, None))
+        return _group(tuple(levels), col, counts, self.hierarchies, (chunk["s"], None, None))
 
     # -- lifetime -----------------------------------------------------------------------------
     def classes(self, levels: tuple[int, ...]) -> Partition:
@@ -609,7 +936,11 @@ class EngineHistogram(Histogram):
         return self.classes_in_engine(tuple(int(x) for x in levels))
 
     def placement(self) -> dict[str, int]:
-        return {"nodes_in_engine": self.nodes_in_engine, "nodes_in_memory": self.nodes_in_memory}
+        return {
+            "nodes_in_engine": self.nodes_in_engine,
+            "nodes_in_memory": self.nodes_in_memory,
+            "nodes_summarized": self.nodes_summarized,
+        }
 
     def close(self) -> None:
         """Drop the temporary relation."""
@@ -617,6 +948,11 @@ class EngineHistogram(Histogram):
 
         self._last = None
         self._hubs, self._hub_bytes = [], 0
+        self._summaries.clear()
+        if self._floor is not None:
+            with contextlib.suppress(Exception):
+                self.db.backend.execute(_drop_relation(self._floor[1], self.db.backend.dialect))
+            self._floor = None
         # a temporary relation goes with the session anyway
         with contextlib.suppress(Exception):
             self.db.backend.execute(drop("table", self.relation))
@@ -624,6 +960,73 @@ class EngineHistogram(Histogram):
 
 
 _COUNTER = itertools.count(1)
+
+
+def _slice(chunk: dict[str, Any], sel: slice) -> dict[str, Any]:
+    return {
+        "n": chunk["n"][sel],
+        "r": [None if r is None else r[sel] for r in chunk["r"]],
+        "s": None if chunk["s"] is None else chunk["s"][sel],
+    }
+
+
+def _concat(chunks: list[dict[str, Any]], levels, hierarchies) -> dict[str, Any]:
+    if not chunks:
+        return {
+            "n": np.empty(0, dtype=np.int64),
+            "r": [
+                None if lv == h.top_level else np.empty(0, dtype=np.int32)
+                for lv, h in zip(levels, hierarchies, strict=True)
+            ],
+            "s": None,
+        }
+    if len(chunks) == 1:
+        return chunks[0]
+    ranks = [
+        None if chunks[0]["r"][j] is None else np.concatenate([c["r"][j] for c in chunks])
+        for j in range(len(levels))
+    ]
+    sens = None if chunks[0]["s"] is None else np.concatenate([c["s"] for c in chunks])
+    return {"n": np.concatenate([c["n"] for c in chunks]), "r": ranks, "s": sens}
+
+
+def _stream(backend, query: exp.Select, batch: int):
+    """A query's rows in batches of about ``batch`` rows, each a dict of column arrays:
+    DuckDB streams Arrow record batches (the result is never whole in Python), Spark its
+    partitions through ``toLocalIterator``; other engines are read whole and cut."""
+    dialect = backend.dialect
+    if dialect == "duckdb":
+        reader = backend.con.sql(backend.sql_text(query)).to_arrow_reader(batch)
+        for record in reader:
+            yield {
+                name: record.column(i).to_numpy(zero_copy_only=False)
+                for i, name in enumerate(record.schema.names)
+            }
+        return
+    if dialect == "spark":
+        frame = backend._sql(backend.sql_text(query))
+        names = frame.columns
+        rows: list = []
+        for row in frame.toLocalIterator():
+            rows.append(tuple(row))
+            if len(rows) >= batch:
+                yield _columns(names, rows)
+                rows = []
+        if rows:
+            yield _columns(names, rows)
+        return
+    got = backend.fetch_columns(query)
+    total = len(got["n"])
+    for start in range(0, max(total, 1), batch):
+        yield {name: col[start : start + batch] for name, col in got.items()}
+
+
+def _columns(names: list[str], rows: list) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for i, name in enumerate(names):
+        values = [r[i] for r in rows]
+        out[name] = np.array(values, dtype=object if name == "s" else np.int64)
+    return out
 
 
 def _size(part: Partition) -> int:
@@ -641,6 +1044,12 @@ def _present(col: pd.Series) -> np.ndarray:
         return col.notna().to_numpy()
     values = pd.to_numeric(col)
     return (values.notna() & (values >= 0)).to_numpy()
+
+
+def _drop_relation(name: str, dialect: str) -> exp.Expression:
+    from anonsql.backend.sql_templates import drop
+
+    return drop("table", name)  # as the histogram's relation (a cached view on Spark)
 
 
 def _set_memory_limit(value: str) -> exp.Expression:

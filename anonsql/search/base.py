@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from anonsql.data.histogram import Histogram
+from anonsql.data.node_summary import NodeSummary, SummaryAssessment
 from anonsql.data.partition import Partition
 from anonsql.metrics.quality import QualityModel
-from anonsql.models.requirements import Assessment, Requirements
+from anonsql.models.requirements import Assessment, Requirements, Screening
 from anonsql.search.lattice import Lattice
 
 Progress = Callable[[int, int], None]  # (nodes checked, lattice size)
@@ -58,7 +59,8 @@ class NodeEvaluator:
         self.quality = quality
         self.checked = 0
         #: partitions beyond the base one are evicted (least recently used) past this size
-        self.cache_bytes = cache_bytes
+        #: (a histogram loaded under a memory budget says how much)
+        self.cache_bytes = getattr(hist, "cache_bytes", None) or cache_bytes
         # the cache of partitions, with its keys, levels and class counts kept as arrays so
         # finding the cheapest specialization to roll up from is one vectorized scan
         self._parts: dict[int, Partition] = {}
@@ -80,6 +82,9 @@ class NodeEvaluator:
             self._store(0, Partition.from_histogram(hist, tuple([0] * lattice.m)))
         else:
             self.cache_bytes = hist.cache_bytes
+            # a node too large for the budget comes back as its assessment and score only
+            # (anonsql.data.node_summary): the evaluator hands those on in place of its classes
+            hist.evaluate_with(requirements, quality)
 
     @staticmethod
     def _size(part: Partition) -> int:
@@ -95,12 +100,17 @@ class NodeEvaluator:
         node = self.lattice.node(tuple(int(x) for x in levels))
         if node == self.base:
             return
+        if self.node_classes is not None:
+            # a histogram kept in the engine keeps the floor there too
+            self.hist.rebase(tuple(int(x) for x in levels))
         self.partition(node)
         old, self.base = self.base, node
         if old in self._parts:
             self._evict(old)
 
     def _store(self, node: int, part: Partition) -> None:
+        if isinstance(part, NodeSummary):
+            return  # kept by the histogram (no classes to roll up from)
         if self.node_classes is not None and self._size(part) > self.cache_bytes:
             return  # beyond the memory budget: used once, never cached
         free = np.flatnonzero(self._keys < 0)
@@ -156,10 +166,41 @@ class NodeEvaluator:
     def assess(self, node: int) -> tuple[Partition, Assessment]:
         self.checked += 1
         part = self.partition(node)
-        return part, self.requirements.assess(part, self.hist)
+        return part, self.assess_partition(part)
+
+    def assess_partition(self, part: Partition) -> Assessment:
+        if isinstance(part, NodeSummary):
+            assert part.assessment is not None
+            return part.assessment
+        return self.requirements.assess(part, self.hist)
+
+    def screen(self, part: Partition, stop=None) -> Screening:
+        if isinstance(part, NodeSummary):
+            return part.screening(self.requirements.allowed(self.hist.rows), self.hist.rows, stop)
+        return self.requirements.screen(part, self.hist, stop)
 
     def score(self, part: Partition, assessment: Assessment) -> float:
+        if isinstance(part, NodeSummary):
+            return part.score
         return self.quality.score(part, assessment.suppressed)
+
+    def partition_bound(self, part: Partition) -> float | None:
+        if isinstance(part, NodeSummary):
+            return part.bound
+        return self.quality.partition_bound(part)
+
+    def result_partition(self, node: int) -> Partition | None:
+        """The node's classes for the result, None when they were too large to hold (the
+        caller reads them again)."""
+        part = self.partition(node)
+        return None if isinstance(part, NodeSummary) else part
+
+
+def released_classes(a: Assessment) -> int:
+    """Classes an assessment releases."""
+    if isinstance(a, SummaryAssessment):
+        return a.released
+    return int(a.passing.sum())
 
 
 class Search(ABC):

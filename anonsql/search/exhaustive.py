@@ -7,7 +7,15 @@ from __future__ import annotations
 from anonsql.data.histogram import Histogram
 from anonsql.metrics.quality import QualityModel
 from anonsql.models.requirements import Requirements
-from anonsql.search.base import NodeEvaluator, Progress, Search, SearchResult, Solution, better
+from anonsql.search.base import (
+    NodeEvaluator,
+    Progress,
+    Search,
+    SearchResult,
+    Solution,
+    better,
+    released_classes,
+)
 from anonsql.search.lattice import Lattice
 
 
@@ -33,7 +41,7 @@ class Exhaustive(Search):
                     tuple(int(x) for x in lattice.levels[node]),
                     ev.score(part, a),
                     a.suppressed_rows,
-                    int(a.passing.sum()),
+                    released_classes(a),
                 )
                 anonymous[node] = sol
                 if better(best, sol):
@@ -49,5 +57,5 @@ class Exhaustive(Search):
             lattice.size,
             list(anonymous.values()),
             "exact optimum: every node checked",
-            ev.partition(lattice.node(best.levels)) if best is not None else None,
+            ev.result_partition(lattice.node(best.levels)) if best is not None else None,
         )

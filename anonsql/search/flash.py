@@ -50,7 +50,15 @@ from anonsql.data.partition import Partition
 from anonsql.metrics.quality import QualityModel
 from anonsql.models.k_anonymity import KAnonymity
 from anonsql.models.requirements import Assessment, Requirements
-from anonsql.search.base import NodeEvaluator, Progress, Search, SearchResult, Solution, better
+from anonsql.search.base import (
+    NodeEvaluator,
+    Progress,
+    Search,
+    SearchResult,
+    Solution,
+    better,
+    released_classes,
+)
 from anonsql.search.lattice import Lattice
 
 UNKNOWN, ANONYMOUS, NOT_ANONYMOUS = 0, 1, -1
@@ -191,7 +199,7 @@ class Flash(Search):
             lat.size,
             sorted(scored.values(), key=lambda s: s.score),
             self._guarantee(proven, monotone),
-            self.ev.partition(lat.node(best.levels)) if best is not None else None,
+            self.ev.result_partition(lat.node(best.levels)) if best is not None else None,
         )
 
     def _guarantee(self, proven: bool, monotone_score: bool) -> str:
@@ -287,7 +295,7 @@ class Flash(Search):
             def stop(below: float) -> bool:
                 return self._charged(node, max(below, self.supp_lb[node])) > self.cutoff
 
-        s = self.req.screen(part, self.hist, stop)
+        s = self.ev.screen(part, stop)
         lat = self.lat
         unknown = self.status == UNKNOWN
         if s.anonymous:
@@ -325,7 +333,7 @@ class Flash(Search):
     def _learn(self, node: int, part: Partition, below: float) -> None:
         """Bounds that a node's classes give its neighbours."""
         lat = self.lat
-        pb = self.ev.quality.partition_bound(part)
+        pb = self.ev.partition_bound(part)
         if pb is not None:
             mask = lat.above(node)
             self.pbound[mask] = np.maximum(self.pbound[mask], pb)
@@ -401,7 +409,7 @@ class Flash(Search):
             self._check(node)
             a = self.assessments.pop(node, None)
         elif a is None:  # checked before, its assessment no longer kept
-            a = self.req.assess(self.ev.partition(node), self.hist)
+            a = self.ev.assess_partition(self.ev.partition(node))
         if a is None or not a.anonymous:
             self.status[node] = NOT_ANONYMOUS
             return None
@@ -410,7 +418,7 @@ class Flash(Search):
             tuple(int(x) for x in self.lat.levels[node]),
             self.ev.score(part, a),
             a.suppressed_rows,
-            int(a.passing.sum()),
+            released_classes(a),
         )
 
     def _explore_frontier(self, scored: dict[int, Solution]) -> None:

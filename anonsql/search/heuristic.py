@@ -63,7 +63,15 @@ from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
 from anonsql.metrics.quality import QualityModel
 from anonsql.models.requirements import Requirements
-from anonsql.search.base import NodeEvaluator, Progress, Search, SearchResult, Solution, better
+from anonsql.search.base import (
+    NodeEvaluator,
+    Progress,
+    Search,
+    SearchResult,
+    Solution,
+    better,
+    released_classes,
+)
 
 #: ARX's default time limit of its heuristic searches (``heuristicSearchTimeLimit``, 30 s)
 DEFAULT_TIME_LIMIT = 30.0
@@ -282,10 +290,10 @@ class Heuristic(Search):
         part, a = self.ev.assess(node)
         score = self.ev.score(part, a)
         info = _Checked(
-            score, a.suppressed_rows, a.anonymous, int(a.passing.sum()), int(part.classes)
+            score, a.suppressed_rows, a.anonymous, released_classes(a), int(part.classes)
         )
         self.info[node] = info
-        pb = self.quality.partition_bound(part)
+        pb = self.ev.partition_bound(part)
         if pb is not None:
             # the partition bound holds for the node and its generalizations: pass it on
             self.pbound[node] = max(self.pbound.get(node, -math.inf), float(pb))
@@ -443,7 +451,7 @@ class Heuristic(Search):
             lat.size,
             solutions,
             guarantee,
-            self.ev.partition(self.best_node) if self.best_node is not None else None,
+            self.ev.result_partition(self.best_node) if self.best_node is not None else None,
         )
 
 
