@@ -120,6 +120,15 @@ def _cell(v) -> str:
     return "\x00" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
 
 
+#: the class label of a missing target value: printable, because numpy's string arrays
+#: (scikit-learn's ``classes_``) drop trailing NUL characters, so "\x00" would become ""
+MISSING_LABEL = "<missing>"
+
+
+def _label(v) -> str:
+    return MISSING_LABEL if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
+
+
 def _original_encoding(frame, hs, kind) -> np.ndarray:
     """The original values in the representation's columns (one block per QI):
     proportional and fillParent give the value and its ancestors 1, oneClass and fillChild
@@ -174,7 +183,7 @@ def encode_run(
         frame = frame.iloc[order].reset_index(drop=True)
         if keys is None:
             keys, train = k[order], split
-            labels = frame[target].map(_cell).to_numpy()
+            labels = frame[target].map(_label).to_numpy()
             for o in originals:
                 origs[o] = _original_encoding(frame, hs, o)
         elif not np.array_equal(keys, k[order]):  # pragma: no cover - the same rows

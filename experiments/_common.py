@@ -84,6 +84,22 @@ def adult_db():
     return db
 
 
+def canonical(hist):
+    """The histogram with its rows sorted by (QI leaves..., sensitive value): the database
+    returns a GROUP BY's rows in an order that changes between reads, and floating-point
+    sums over the rows (GAA's class counts, the measures) depend on it in the last binary
+    digit; sorted, a rerun reads the same rows in the same order."""
+    import dataclasses
+
+    keys = [hist.codes[:, j] for j in range(hist.codes.shape[1])]
+    if hist.sens is not None:
+        keys.append(hist.sens)
+    order = np.lexsort(keys[::-1])
+    codes = np.asfortranarray(hist.codes[order])
+    sens = None if hist.sens is None else hist.sens[order]
+    return dataclasses.replace(hist, codes=codes, counts=hist.counts[order], sens=sens)
+
+
 def nauc(ks: list[int], values: list[float], lo: float, hi: float) -> float:
     """Seed 004's NAUC: (1 / (b - a)) * integral of the curve over [a, b], the curve being
     the piecewise-linear interpolation of the measured points (trapezoids)."""

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from _common import ADULT, RESULTS, Log, adult_db, nauc
+from _common import ADULT, RESULTS, Log, adult_db, canonical, nauc
 
 KS = [3, 4, 5, 10, 20, 50, 100, 250, 500, 1000, 2000]
 CRITERIA = ("mean_alteration", "pct_generalized", "pct_root")
@@ -53,7 +53,7 @@ def main() -> None:
         return
     log = Log(RESULTS / f"{args.name}.txt")
     db = adult_db()
-    hist = Histogram.from_database(db, "adult", ADULT, ADULT)
+    hist = canonical(Histogram.from_database(db, "adult", ADULT, ADULT))
     figures: dict[str, dict[str, list[float]]] = {}
     for metric in METRICS:
         rows = {"mean_alteration": [], "pct_generalized": [], "pct_root": []}

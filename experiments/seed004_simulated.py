@@ -23,7 +23,8 @@ Scales as in ``seed004_strategies.py``: alteration in %, l_div as % of the table
 figures match, see README). Ties in a ranking get the smallest rank (competition ranking).
 
     python experiments/seed004_simulated.py [--metric nllm|total] [--values 5,10,...]
-        [--dists equivalent,geometric,normal] [--ks ...] [--cache FILE]
+        [--dists equivalent,geometric,normal] [--ks ...] [--cache FILE] [--name STEM]
+        [--plot-only]
 
 Writes experiments/results/seed004_simulated_<metric>.{txt,json,png}; the files are
 rewritten after every configuration, so an interrupted run leaves its finished part.
@@ -111,9 +112,13 @@ def main() -> None:
     ap.add_argument("--ks", default=",".join(map(str, KS)))
     ap.add_argument("--cache", help="JSON-lines file of measured points (resume)")
     ap.add_argument("--name", help="stem of the result files (default seed004_simulated_<metric>)")
+    ap.add_argument("--plot-only", action="store_true", help="redraw from the JSON results")
     args = ap.parse_args()
     metric = args.metric
     name = args.name or f"seed004_simulated_{metric}"
+    if args.plot_only:
+        _plot(json.loads((RESULTS / f"{name}.json").read_text()), name, metric)
+        return
     ks = [int(x) for x in args.ks.split(",")]
     values = [int(x) for x in args.values.split(",")]
     dists = args.dists.split(",")
@@ -213,7 +218,7 @@ def _plot(out: dict, name: str, metric: str) -> None:
             labels.append(f"S{i + 1} {key}")
             means.append(np.mean([out["configs"][c]["nauc"][key][s] for c in configs]))
     grid = np.array(rows, dtype=float)
-    fig, ax = plt.subplots(figsize=(2.2 + 0.75 * len(configs), 7.5))
+    fig, ax = plt.subplots(figsize=(max(4.8, 2.2 + 0.75 * len(configs)), 7.5))
     ax.imshow(grid, cmap="RdYlGn_r", vmin=1, vmax=7, aspect="auto")
     for (r, c), v in np.ndenumerate(grid):
         ax.text(c, r, f"{int(v)}", ha="center", va="center", fontsize=8)
@@ -223,9 +228,10 @@ def _plot(out: dict, name: str, metric: str) -> None:
         [f"{lb} ({m:.1f})" for lb, m in zip(labels, means, strict=True)],
         fontsize=8,
     )
+    # two short lines: one long line overran a figure a few configurations wide
     ax.set_title(
-        f"Seed 004 Fig. {14 if metric == 'nllm' else 15}a (ours): rank of NAUC, "
-        f"{metric.upper()} (mean NAUC)",
+        f"Seed 004 Fig. {14 if metric == 'nllm' else 15}a (ours), {metric.upper()}:\n"
+        f"rank of NAUC (1 = best), mean NAUC in brackets",
         fontsize=9,
     )
     fig.tight_layout()

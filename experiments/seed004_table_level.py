@@ -26,7 +26,7 @@ import sys
 import time
 
 import numpy as np
-from _common import ADULT, RESULTS, Cache, Log, adult_db, nauc
+from _common import ADULT, RESULTS, Cache, Log, adult_db, canonical, nauc
 from seed004_strategies import KS, PAPER_TABLE4
 
 
@@ -116,7 +116,7 @@ def main() -> None:
     out: dict = {"ks": ks}
     for sensitive in args.sensitive.split(","):
         qis = [a for a in ADULT if a != sensitive]
-        hist = Histogram.from_database(db, "adult", qis, qis, sensitive)
+        hist = canonical(Histogram.from_database(db, "adult", qis, qis, sensitive))
         p = hist.overall_distribution()
         p = p[p > 0]
         l_max = float(np.exp(-(p * np.log(p)).sum()))

@@ -133,6 +133,22 @@ def test_multiclass_target(demo):
         evaluate_run(db, runs[5], "occupation", protocol="bogus")
 
 
+def test_missing_target_values_are_a_class_of_their_own(demo):
+    """A NULL target is one more class, under a printable label: numpy's string arrays (and
+    so scikit-learn's classes_) drop a trailing NUL, which broke the scoring."""
+    from anonsql.utility import MISSING_LABEL, encode_run, evaluate_run
+
+    db, _ = demo
+    db.backend.execute(
+        "CREATE TABLE census_null AS SELECT * REPLACE "
+        "(CASE WHEN age % 3 = 0 THEN NULL ELSE occupation END AS occupation) FROM census"
+    )
+    run = anonymize(db, "census_null", Spec(qis=QIS, k=5, algorithm="greedy", output="gn")).run_id
+    assert MISSING_LABEL in set(encode_run(db, run, "occupation", ["proportional"]).labels)
+    s = evaluate_run(db, run, "occupation", seeds=1, kinds=["proportional"])[0]
+    assert 0.0 <= s.mean_accuracy <= 1.0 and 0.0 <= s.mean_auc <= 1.0
+
+
 def test_scores_match_sklearn():
     """Binary: AUC-ROC of the second value; several values: macro one-vs-rest AUC, as
     scikit-learn computes it when every value is present; accuracy of the argmax."""

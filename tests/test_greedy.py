@@ -74,6 +74,50 @@ def test_gaa_matches_brute_force(case, k, strategy, metric, extra):
             assert any(r[0] == leaf and r[level] == label for r in rws)
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    anonymization_cases(max_rows=24),
+    st.integers(1, 5),
+    st.sampled_from(["s3", "s5", "s6", "s7"]),
+)
+def test_gaa_fast_paths_match_brute_force(case, k, strategy):
+    """The sparse t_clo (large sensitive domains) and the costs of a few candidates only,
+    forced on small tables, reach the brute force's tables too."""
+    import anonsql.greedy.gaa as gaa_module
+
+    df, hs = case
+    k = min(k, len(df))
+    qis = [h.name for h in hs]
+    saved = gaa_module.SPARSE_VALUES, gaa_module.SPARSE_MIN_CANDIDATES
+    gaa_module.SPARSE_VALUES, gaa_module.SPARSE_MIN_CANDIDATES = 0, 1
+    try:
+        mine, _ = _library(df, hs, k, "ncp", strategy)
+    finally:
+        gaa_module.SPARSE_VALUES, gaa_module.SPARSE_MIN_CANDIDATES = saved
+    assert mine == brute.gaa(df, qis, [h.to_rows() for h in hs], k, "ncp", strategy, "s")
+
+
+def test_sparse_tclo_equals_the_l1_distance():
+    """_Support's t_clo (twice the excess mass over the values present) is Definition 14's
+    L1 distance of every merging, on random counts with many values."""
+    import numpy as np
+
+    from anonsql.greedy.gaa import _Context, _Support, _tclo
+
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 3, size=(40, 60)).astype(float) * (rng.random((40, 60)) < 0.1)
+    counts[counts.sum(axis=1) == 0, 0] = 1.0
+    sizes = counts.sum(axis=1)
+    overall = counts.sum(axis=0) / counts.sum()
+    support = _Support(counts)
+    slot_of = np.arange(40)
+    for s in (0, 7, 39):
+        ctx = _Context(s, np.delete(np.arange(40), s), None, counts, sizes, 40, overall,
+                       support=support, slot_of=slot_of)  # fmt: skip
+        want = _tclo(counts + counts[s], sizes + sizes[s], overall)
+        assert np.allclose(support.tclo(ctx), want, rtol=1e-12, atol=1e-15)
+
+
 def test_strategies_registry_and_errors():
     assert set(STRATEGIES) == {"s1", "s2", "s3", "s4", "s5", "s6", "s7", "ldiv", "tclo"}
     import pandas as pd

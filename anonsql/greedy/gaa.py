@@ -20,6 +20,10 @@ Choices the paper leaves open, fixed here so runs are deterministic:
 
 Per step the work is a few vectorized gathers over the current classes (costs matrices and
 LCA tables are precomputed per hierarchy); no matrix over pairs of classes or rows is built.
+Each measure is computed only for the candidates a strategy asks about (S3 and S6 need the
+cost of their few l_div- or t_clo-optimal partners only). With many sensitive values, the
+t_clo of every merging is computed from the classes' non-zero sensitive counts (see
+:class:`_Support`) instead of a dense (classes x values) pass.
 """
 
 from __future__ import annotations
@@ -38,6 +42,13 @@ from anonsql.metrics.unified import UnifiedMetric
 
 #: node counts up to which a hierarchy's pairwise cost and LCA tables are precomputed
 DENSE_NODES = 4096
+#: sensitive domains larger than this use the sparse t_clo of :class:`_Support` when a
+#: strategy asks for more than SPARSE_MIN_CANDIDATES candidates (below, a dense pass over
+#: (candidates x values) is cheaper than the per-entry gathers)
+SPARSE_VALUES = 32
+SPARSE_MIN_CANDIDATES = 256
+#: tables up to this many rows precompute c ln c for every count c (see _Context.ldiv)
+XLOGX_TABLE = 1 << 22
 
 
 @dataclass
@@ -107,6 +118,17 @@ def _xlogx(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, x * np.log(np.where(x > 0, x, 1.0)), 0.0)
 
 
+def _rowsum(a: np.ndarray) -> np.ndarray:
+    """``a.sum(axis=1)`` to the last bit, faster for few columns: numpy adds a row of fewer
+    than 8 values from left to right, which column-by-column additions repeat."""
+    if a.ndim != 2 or a.shape[1] == 0 or a.shape[1] >= 8:
+        return a.sum(axis=1)
+    out = a[:, 0].copy()
+    for j in range(1, a.shape[1]):
+        out += a[:, j]
+    return out
+
+
 def _ldiv(counts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """exp(entropy) of each row's sensitive distribution (Definition 11)."""
     p = counts / sizes[:, None]
@@ -147,12 +169,16 @@ def gaa(
     bottom = Partition.from_histogram(hist, tuple([0] * m))
     n = bottom.classes
     nodes = np.ascontiguousarray(bottom.nodes.astype(np.int32))
+    # the same node ids column by column (contiguous, index-sized): the per-round gathers
+    # of the merge costs read these
+    cols = np.ascontiguousarray(nodes.T.astype(np.intp))
     sizes = bottom.sizes.astype(np.float64).copy()
     row_class = bottom.classes_of_rows(hist).copy()
     members: list[list[int]] = [[] for _ in range(n)]
     for r, c in enumerate(row_class):
         members[c].append(r)
-    counts = overall = xlogx = None
+    counts = overall = xlogx = xlogx_table = None
+    support = None
     if hist.sens is not None:  # kept for the l_div / t_clo of the result even with S1
         q = len(hist.sens_labels)
         counts = np.zeros((n, q))
@@ -161,8 +187,14 @@ def gaa(
         # the values of C_s (see _Context.ldiv)
         xlogx = _xlogx(counts).sum(axis=1)
         overall = hist.overall_distribution()
+        if rows <= XLOGX_TABLE:
+            # counts are whole numbers up to the table's size: c ln c read from a table is
+            # _xlogx's very value (the same operations on the same number)
+            xlogx_table = _xlogx(np.arange(rows + 1, dtype=np.float64))
+        if strat.uses_sensitive and q > SPARSE_VALUES:
+            support = _Support(counts)
 
-    slot_of = list(range(n))  # class id -> slot; ids are never reused
+    slot_of = np.arange(n, dtype=np.intp)  # class id -> slot; ids are never reused
     id_at = list(range(n))  # slot -> class id
     key_to_id = {tuple(nodes[i].tolist()): i for i in range(n)}
 
@@ -189,11 +221,12 @@ def gaa(
 
     def remove(cid: int) -> None:
         nonlocal n
-        slot = slot_of[cid]
+        slot = int(slot_of[cid])
         last = n - 1
         if slot != last:
             moved = id_at[last]
             nodes[slot] = nodes[last]
+            cols[:, slot] = cols[:, last]
             sizes[slot] = sizes[last]
             if counts is not None:
                 counts[slot] = counts[last]
@@ -208,19 +241,39 @@ def gaa(
 
     def absorb(cid: int, other: int) -> None:
         """Class ``other`` joins class ``cid`` (sizes, sensitive counts, rows) and goes."""
-        s, o = slot_of[cid], slot_of[other]
+        s, o = int(slot_of[cid]), int(slot_of[other])
         sizes[s] += sizes[o]
         if counts is not None:
+            if support is not None:  # before the counts add up: it reads C_cid's values
+                support.merge(cid, s, other, counts)
             counts[s] += counts[o]
             xlogx[s] = _xlogx(counts[s]).sum()
+        # the shorter list joins the longer (rows' order within a class is immaterial)
+        if len(members[s]) < len(members[o]):
+            members[s], members[o] = members[o], members[s]
         members[s].extend(members[o])
         remove(other)
+
+    def cost_fn(s: int, count: int, idx: np.ndarray | None) -> np.ndarray:
+        """mu(C_s, C) for the classes in slots ``idx`` (all ``count`` slots if None): the
+        sum over the QIs, in QI order, so every subset gets the very same values."""
+        out = None
+        for j, qi in enumerate(qis):
+            col = cols[j, :count] if idx is None else cols[j][idx]
+            c = qi.cost(int(cols[j, s]), col)
+            if out is None:
+                out = np.array(c, dtype=np.float64)
+            else:
+                out += c
+        if out is None:  # no QI: every merge is free
+            out = np.zeros(count if idx is None else len(idx))
+        return out
 
     while heap:
         size_s, _key, cid = heapq.heappop(heap)
         if not alive[cid]:
             continue
-        s = slot_of[cid]
+        s = int(slot_of[cid])
         if sizes[s] != size_s or not violates(s):
             continue
         if n == 1:
@@ -228,19 +281,16 @@ def gaa(
                 f"GAA cannot satisfy {model.describe()}: the whole table is one class and "
                 f"still violates it"
             )
-        others = np.ones(n, dtype=bool)
-        others[s] = False
-        cand = np.flatnonzero(others)
-        view_nodes = nodes[:n]
-        cost = None
-        if strat.uses_cost:
-            cost = np.zeros(n)
-            for j, qi in enumerate(qis):
-                cost += qi.cost(int(view_nodes[s, j]), view_nodes[:, j])
-        ctx = _Context(s, cand, cost, counts, sizes, n, overall, xlogx)
+        cand = np.arange(n, dtype=np.intp)
+        cand = np.delete(cand, s)
+        ctx = _Context(
+            s, cand, None, counts, sizes, n, overall, xlogx,
+            cost_fn=cost_fn if strat.uses_cost else None, support=support, slot_of=slot_of,
+            xlogx_table=xlogx_table,
+        )  # fmt: skip
         chosen = strat.select(ctx)
         if len(chosen) > 1:  # deterministic tie-break: smallest node tuple
-            sub = view_nodes[chosen]
+            sub = nodes[chosen]
             chosen = chosen[np.lexsort(sub.T[::-1])]
         p = int(chosen[0])
         pid = id_at[p]
@@ -249,13 +299,14 @@ def gaa(
         del key_to_id[tuple(nodes[s].tolist())]
         del key_to_id[tuple(nodes[p].tolist())]
         nodes[s] = new
+        cols[:, s] = new
         absorb(cid, pid)
         merges += 1
         key = tuple(new)
         twin = key_to_id.get(key)
         if twin is not None:  # the merged class coincides with an existing one
             absorb(cid, twin)
-        s = slot_of[cid]
+        s = int(slot_of[cid])
         key_to_id[key] = cid
         if violates(s):
             heapq.heappush(heap, (sizes[s], key, cid))
@@ -280,35 +331,133 @@ def gaa(
     )
 
 
-@dataclass
+class _Support:
+    """The classes' non-zero sensitive counts as entries (class id, value), for the t_clo
+    of every merging when the sensitive domain is large.
+
+    Definition 14's L1 distance between two distributions is twice the mass one has in
+    excess of the other: t_clo(C) = (2 / N) sum_v max(c_v - N p_v, 0), and only values with
+    c_v > 0 contribute. For the merging of C_s with C (N = |C_s| + |C|), the values C_s holds
+    are read densely over all candidates, and those it lacks from each candidate's own
+    entries: O(candidates x |values of C_s| + entries) per round instead of O(candidates x
+    values). An entry of a class that joins another class holding the same value is
+    dropped (the value keeps one entry per class)."""
+
+    def __init__(self, counts: np.ndarray) -> None:
+        cls, val = np.nonzero(counts)  # row-major: grouped by class
+        self.cid = cls.astype(np.intp)
+        self.val = val.astype(np.intp)
+        self.live = np.ones(len(cls), dtype=bool)
+        bounds = np.searchsorted(cls, np.arange(len(counts) + 1))
+        self.of = [list(range(bounds[i], bounds[i + 1])) for i in range(len(counts))]
+
+    def merge(self, cid: int, slot: int, other: int, counts: np.ndarray) -> None:
+        """Class ``other``'s entries join class ``cid`` (in ``slot``; counts not yet added)."""
+        e = np.asarray(self.of[other], dtype=np.intp)
+        dup = counts[slot, self.val[e]] > 0
+        self.live[e[dup]] = False
+        keep = e[~dup]
+        self.cid[keep] = cid
+        mine, theirs = self.of[cid], keep.tolist()
+        if len(mine) < len(theirs):
+            mine, theirs = theirs, mine
+        mine.extend(theirs)
+        self.of[cid] = mine
+        self.of[other] = []
+
+    def tclo(self, ctx: _Context) -> np.ndarray:
+        """t_clo of C_s merged with each class, for all ``ctx.n`` slots (C_s's own is
+        meaningless)."""
+        s, n, counts, overall = ctx.s, ctx.n, ctx.counts, ctx.overall
+        size = ctx.sizes[:n] + ctx.sizes[s]
+        held = np.flatnonzero(counts[s])
+        merged = counts[:n, held] + counts[s, held]
+        excess = np.maximum(merged - size[:, None] * overall[held], 0.0).sum(axis=1)
+        in_s = np.zeros(len(overall), dtype=bool)
+        in_s[held] = True
+        sel = np.flatnonzero(self.live & ~in_s[self.val])
+        val = self.val[sel]
+        slot = ctx.slot_of[self.cid[sel]]
+        x = np.maximum(counts[slot, val] - size[slot] * overall[val], 0.0)
+        excess += np.bincount(slot, weights=x, minlength=n)[:n]
+        return 2.0 * excess / size
+
+
 class _Context:
-    """What a strategy sees in one round: C_s's slot, the candidate slots, the merge costs
-    and, lazily, the l_div / t_clo of each merging."""
+    """What a strategy sees in one round: C_s's slot, the candidate slots and, computed on
+    demand for the candidates asked about, the merge costs and the l_div / t_clo of each
+    merging. A measure is the same number for a candidate whichever subset it is computed
+    for (row by row, in the same order)."""
 
-    s: int
-    cand: np.ndarray
-    cost: np.ndarray | None
-    counts: np.ndarray | None
-    sizes: np.ndarray
-    n: int
-    overall: np.ndarray | None
+    def __init__(
+        self,
+        s: int,
+        cand: np.ndarray,
+        cost: np.ndarray | None,
+        counts: np.ndarray | None,
+        sizes: np.ndarray,
+        n: int,
+        overall: np.ndarray | None,
+        xlogx: np.ndarray | None = None,
+        cost_fn=None,
+        support: _Support | None = None,
+        slot_of: np.ndarray | None = None,
+        xlogx_table: np.ndarray | None = None,
+    ) -> None:
+        self.s, self.cand, self.counts, self.sizes = s, cand, counts, sizes
+        self.n, self.overall, self.xlogx = n, overall, xlogx
+        self._cost, self._cost_fn = cost, cost_fn
+        self.support, self.slot_of = support, slot_of
+        self.xlogx_table = xlogx_table
 
-    xlogx: np.ndarray | None = None
+    def _xlogx(self, x: np.ndarray) -> np.ndarray:
+        if self.xlogx_table is None:
+            return _xlogx(x)
+        return self.xlogx_table[x.astype(np.intp)]
+
+    @property
+    def cost(self) -> np.ndarray:
+        """mu(C_s, C) for every slot (indexable by candidate slots)."""
+        if self._cost is None:
+            self._cost = self._cost_fn(self.s, self.n, None)
+        return self._cost
+
+    def cost_of(self, idx: np.ndarray) -> np.ndarray:
+        if self._cost is not None or 4 * len(idx) >= self.n:
+            return self.cost[idx]
+        return self._cost_fn(self.s, self.n, idx)
+
+    def _rows(self, idx: np.ndarray) -> tuple[np.ndarray | slice, np.ndarray | None]:
+        """Rows to compute on, and the positions of ``idx`` among them: for many
+        candidates all slots (a view, no copy), else the candidates' rows."""
+        if 2 * len(idx) >= self.n:
+            return slice(0, self.n), idx
+        return idx, None
 
     def ldiv(self, idx: np.ndarray) -> np.ndarray:
         """exp(entropy) of each merging C_s + C. With c the counts and N the size of the
         merged class, entropy = ln N - (sum of c ln c) / N, and the sum differs from the
         candidate's own only on the values C_s holds: O(candidates x |values of C_s|)."""
+        rows, pick = self._rows(idx)
         values = np.flatnonzero(self.counts[self.s])
-        own = self.counts[np.ix_(idx, values)]
+        own = self.counts[rows][:, values] if pick is not None else self.counts[np.ix_(idx, values)]
         merged = own + self.counts[self.s, values]
-        total = self.xlogx[idx] - _xlogx(own).sum(axis=1) + _xlogx(merged).sum(axis=1)
-        n = self.sizes[idx] + self.sizes[self.s]
-        return np.exp(np.log(n) - total / n)
+        total = self.xlogx[rows] - _rowsum(self._xlogx(own)) + _rowsum(self._xlogx(merged))
+        n = self.sizes[rows] + self.sizes[self.s]
+        out = np.exp(np.log(n) - total / n)
+        return out if pick is None else out[pick]
 
     def tclo(self, idx: np.ndarray) -> np.ndarray:
-        merged = self.counts[idx] + self.counts[self.s]
-        return _tclo(merged, self.sizes[idx] + self.sizes[self.s], self.overall)
+        if self.support is not None and len(idx) >= SPARSE_MIN_CANDIDATES:
+            return self.support.tclo(self)[idx]
+        rows, pick = self._rows(idx)
+        # _tclo's operations, in place
+        merged = self.counts[rows] + self.counts[self.s]
+        merged /= (self.sizes[rows] + self.sizes[self.s])[:, None]
+        merged -= self.overall[None, :]
+        np.abs(merged, out=merged)
+        out = _rowsum(merged)
+        return out if pick is None else out[pick]
 
 
 __all__ = ["GreedyModel", "GreedyResult", "gaa"]

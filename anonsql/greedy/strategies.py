@@ -26,7 +26,7 @@ def _best(values: np.ndarray, maximize: bool = False) -> np.ndarray:
 
 
 def _cost(ctx, idx):
-    return ctx.cost[idx]
+    return ctx.cost_of(idx)
 
 
 def s1(ctx):  # Delta_mu(C_s, C(T))
