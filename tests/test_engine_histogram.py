@@ -373,3 +373,26 @@ def test_nodes_assessed_in_batches_as_in_memory(n, seed, which, metric, supp, ba
         if s_mem.anonymous:
             assert s_got.clean == s_mem.clean
     eng.close()
+
+
+def test_engine_out_of_memory_is_a_clear_error(db, monkeypatch):
+    """DuckDB's aggregate can run out of memory under the budget's share (100 M near-unique
+    rows, README "Histogram kept in the engine"): the user hears what to raise, and nothing
+    is left behind (no output, DuckDB's memory limit restored)."""
+    setup(db, people(200, seed=3))
+    limit = db.backend.fetchall("SELECT current_setting('memory_limit')")[0][0]
+    real = type(db.backend).execute
+
+    def execute(self, statement, params=None):
+        if "__anonsql_hist_" in self.sql_text(statement) and "CREATE" in self.sql_text(statement):
+            raise RuntimeError("Out of Memory Error: could not allocate block of size 256.0 KiB")
+        return real(self, statement, params)
+
+    monkeypatch.setattr(type(db.backend), "execute", execute)
+    with pytest.raises(InputError, match=r"ran out of memory .* larger --memory-budget"):
+        anonymize(db, "people", dataclasses.replace(SPECS[0], memory_budget=TINY))
+    monkeypatch.undo()
+    assert not db.backend.table_exists("out")
+    # restored from its text, which DuckDB rounds to one decimal of GiB
+    now = db.backend.fetchall("SELECT current_setting('memory_limit')")[0][0]
+    assert parse_size(now) == pytest.approx(parse_size(limit), rel=0.01)

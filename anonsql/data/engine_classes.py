@@ -378,8 +378,18 @@ class EngineHistogram(Histogram):
         t0 = time.perf_counter()
         try:
             backend.execute(_temporary(relation, query, backend.dialect))
-        except BaseException:
+        except BaseException as e:
+            limit = hist._engine_limit
             hist.close()
+            if "out of memory" in str(e).lower():
+                # DuckDB 2.0's hash aggregate does not spill enough for tens of millions of
+                # text-keyed groups (README "Histogram kept in the engine"): say what to raise
+                held = "" if limit is None else " (its share of the budget)"
+                raise InputError(
+                    f"the engine ran out of memory grouping {source!r} by its quasi-identifiers"
+                    f"{held}: give a larger --memory-budget (DuckDB's own limit: "
+                    f"{type(e).__name__}: {str(e).splitlines()[0]})"
+                ) from None
             raise
         built = time.perf_counter() - t0
         backend.refresh_statistics(relation)
