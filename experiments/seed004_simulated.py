@@ -112,12 +112,25 @@ def main() -> None:
     ap.add_argument("--ks", default=",".join(map(str, KS)))
     ap.add_argument("--cache", help="JSON-lines file of measured points (resume)")
     ap.add_argument("--name", help="stem of the result files (default seed004_simulated_<metric>)")
-    ap.add_argument("--plot-only", action="store_true", help="redraw from the JSON results")
+    ap.add_argument(
+        "--plot-only", action="store_true", help="rewrite the text and figure from the JSON"
+    )
+    ap.add_argument(
+        "--grid-effect",
+        metavar="KS",
+        help="from the JSON: NAUC and ranks on the subset KS of its k values against all of "
+        "them (writes <name>_grid.txt)",
+    )
     args = ap.parse_args()
     metric = args.metric
     name = args.name or f"seed004_simulated_{metric}"
+    if args.grid_effect:
+        out = json.loads((RESULTS / f"{name}.json").read_text())
+        _grid_effect(out, [int(x) for x in args.grid_effect.split(",")], name)
+        return
     if args.plot_only:
-        _plot(json.loads((RESULTS / f"{name}.json").read_text()), name, metric)
+        # the text and the figure again from the JSON (the JSON itself is rewritten as read)
+        _write(json.loads((RESULTS / f"{name}.json").read_text()), name, metric)
         return
     ks = [int(x) for x in args.ks.split(",")]
     values = [int(x) for x in args.values.split(",")]
@@ -130,7 +143,6 @@ def main() -> None:
     hs = [read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv") for c in ADULT]
     cache = Cache(args.cache)
     out: dict = {"ks": ks, "metric": metric, "seed": SEED, "configs": {}}
-    lo, hi = min(ks), max(ks)
     for dist in dists:
         for q in values:
             cfg = f"{dist}-{q}"
@@ -158,12 +170,8 @@ def main() -> None:
                         flush=True,
                     )
                 curves[strategy] = c
-            table = {
-                "alteration": {s: nauc(ks, curves[s]["alteration"], lo, hi) for s in curves},
-                "l_div": {s: 100 * nauc(ks, curves[s]["l_div"], lo, hi) / l_max for s in curves},
-                # halved L1 (the paper's scale, see seed004_strategies.py)
-                "t_clo": {s: 100 * nauc(ks, curves[s]["t_clo"], lo, hi) / 2 for s in curves},
-            }
+            # t_clo as halved L1 (the paper's scale, see seed004_strategies.py)
+            table = _table(ks, curves, l_max)
             rk = {key: ranks(table[key], best_high) for key, best_high in MEASURES}
             out["configs"][cfg] = {
                 "distinct_values": len(p),
@@ -193,6 +201,15 @@ def _write(out: dict, name: str, metric: str) -> None:
             paper = PAPER_MEAN[metric][s][j]
             log(f"S{i + 1:<7d} {key:10s} {row} {mean:7.2f} {paper:6.2f}")
     log("")
+    # the paper's text reads its figures by how often a strategy takes each rank (e.g. "often
+    # ranked 4 (in 30 rankings out of 63)"): the same counts over our configurations
+    log("configurations at rank 1..7 (a row sums to the number of configurations):")
+    for i, s in enumerate(STRATEGIES):
+        for key, _ in MEASURES:
+            got = [configs[c]["rank"][key][s] for c in configs]
+            counts = " ".join(f"{got.count(r):3d}" for r in range(1, 8))
+            log(f"S{i + 1:<7d} {key:10s} {counts}")
+    log("")
     log("NAUC per configuration (alteration %, l_div % of max, t_clo halved x 100):")
     for c, v in configs.items():
         log(f"  {c} (distinct values {v['distinct_values']}, max l_div {v['l_max']:.2f})")
@@ -202,6 +219,42 @@ def _write(out: dict, name: str, metric: str) -> None:
     with open(RESULTS / f"{name}.json", "w") as f:
         json.dump(out, f, indent=1)
     _plot(out, name, metric)
+
+
+def _table(ks: list[int], curves: dict, l_max: float) -> dict[str, dict[str, float]]:
+    lo, hi = min(ks), max(ks)
+    return {
+        "alteration": {s: nauc(ks, curves[s]["alteration"], lo, hi) for s in curves},
+        "l_div": {s: 100 * nauc(ks, curves[s]["l_div"], lo, hi) / l_max for s in curves},
+        "t_clo": {s: 100 * nauc(ks, curves[s]["t_clo"], lo, hi) / 2 for s in curves},
+    }
+
+
+def _grid_effect(out: dict, subset: list[int], name: str) -> None:
+    """What measuring on fewer values of k changes: each configuration's NAUC and ranks from
+    the curves at ``subset`` only (the same points, so the same NAUC a run on ``subset``
+    gives) against those from every k of the file."""
+    ks = out["ks"]
+    if not set(subset) <= set(ks) or min(subset) != min(ks) or max(subset) != max(ks):
+        raise SystemExit(f"--grid-effect needs a subset of {ks} with the same ends")
+    pick = [ks.index(k) for k in subset]
+    log = Log(RESULTS / f"{name}_grid.txt")
+    log(f"NAUC on k in {subset} against k in {ks} (same runs), per configuration:")
+    log("config          measure     max |diff|  strategy  ranks changed")
+    changed = cells = 0
+    for cfg, v in out["configs"].items():
+        sub = {s: {key: [c[key][i] for i in pick] for key in c} for s, c in v["curves"].items()}
+        small = _table(subset, sub, v["l_max"])
+        for key, best_high in MEASURES:
+            diff = {s: small[key][s] - v["nauc"][key][s] for s in STRATEGIES}
+            worst = max(diff, key=lambda s: abs(diff[s]))
+            rk = ranks(small[key], best_high)
+            moved = sum(rk[s] != v["rank"][key][s] for s in STRATEGIES)
+            changed += moved
+            cells += len(STRATEGIES)
+            log(f"{cfg:15s} {key:10s} {diff[worst]:+10.2f}  {worst:8s}  {moved}")
+    log(f"ranks changed: {changed} of {cells}")
+    log.close()
 
 
 def _plot(out: dict, name: str, metric: str) -> None:
