@@ -203,10 +203,11 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
         sname = db.hierarchies.resolve(spec.sensitive, spec.sensitive_hierarchy)
         sensitive_key = db.hierarchies.pin(sname)
     ctx = RunContext(db, source, spec, keys, sensitive_key, progress, timings, t0)
-    outcome = algo.run(ctx)
-    run_id = None
-    if spec.output is not None:
-        run_id = publish(db, source, columns, spec, outcome, keys, sensitive_key, timings)
+    with ctx.after:
+        outcome = algo.run(ctx)
+        run_id = None
+        if spec.output is not None:
+            run_id = publish(db, source, columns, spec, outcome, keys, sensitive_key, timings)
     timings["total"] = time.perf_counter() - t0
     return Result(
         run_id,

@@ -39,6 +39,32 @@ sys.path.insert(0, str(HERE))
 from bench_lattice import SCALE_QIS  # noqa: E402
 
 
+class RssSampler:
+    """The process's resident memory sampled every 50 ms in a thread, to tell the peak of
+    the histogram and search from the materialization's (``ru_maxrss`` is the whole run's)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.samples: list[tuple[float, int]] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from anonsql.data.engine_classes import resident_bytes
+
+        while not self._done.wait(0.05):
+            self.samples.append((time.perf_counter(), resident_bytes()))
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def peak(self, until: float) -> int:
+        return max((b for t, b in self.samples if t <= until), default=0)
+
+
 def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
     """One run in this process; returns its figures."""
     import warnings
@@ -51,18 +77,38 @@ def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
     db = Database.open(target)
     opened = time.perf_counter() - t
     out: dict = {"engine": engine, "mode": mode, "open": opened}
+    if mode == "build" or mode.startswith("materialize="):
+        assert budget is not None  # DuckDB's memory_limit for the probe
+        out.update(probe(db, mode, budget))
+        db.close()
+        return out
     if engine == "duckdb":
         db.backend.execute("SET memory_limit = '1GB'")
     cols = ", ".join(SCALE_QIS)
     if mode == "groupby":
-        times = []
-        for _ in range(3):  # median of three (the first warms the cache)
-            t = time.perf_counter()
-            distinct = db.backend.fetchall(
-                f"SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) AS n FROM big GROUP BY {cols}) g"
-            )[0][0]
-            times.append(time.perf_counter() - t)
-        out.update(seconds=statistics.median(times), distinct=int(distinct))
+        query = f"SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) AS n FROM big GROUP BY {cols}) g"
+        limits = ["1GB", "2GB", "4GB", "8GB"] if engine == "duckdb" else [None]
+        failed: list[str] = []
+        for limit in limits:
+            # DuckDB 2.0.1's hash aggregate fails on tens of millions of text-keyed groups
+            # under 1 GB (51 M at 100 M rows): the baseline is then measured under the
+            # first limit it passes at, and the output says so
+            if limit is not None:
+                db.backend.execute(f"SET memory_limit = '{limit}'")
+            times = []
+            try:
+                for _ in range(3):  # median of three (the first warms the cache)
+                    t = time.perf_counter()
+                    distinct = db.backend.fetchall(query)[0][0]
+                    times.append(time.perf_counter() - t)
+            except Exception as e:
+                if "out of memory" not in str(e).lower() or limit == limits[-1]:
+                    raise
+                failed.append(limit)
+                continue
+            out.update(seconds=statistics.median(times), distinct=int(distinct))
+            out.update(limit=limit, failed=failed)
+            break
     else:
         spec = Spec(
             qis=SCALE_QIS,
@@ -73,10 +119,16 @@ def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
             memory_budget=budget if mode == "engine" else None,
             replace=True,
         )
+        sampler = RssSampler()
         t = time.perf_counter()
         r = anonymize(db, "big", spec)
         total = time.perf_counter() - t
+        sampler.stop()
         m = r.measures
+        # the search ends where the materialization starts (the output written under
+        # DuckDB's own limit, the benchmark's 1 GB, once the histogram is dropped)
+        searched = t + r.timings.get("histogram", 0.0) + r.timings.get("search", 0.0)
+        out["peak_rss_search_mib"] = sampler.peak(until=searched) / (1 << 20)
         out.update(
             seconds=total,
             histogram=r.timings.get("histogram", 0.0),
@@ -87,6 +139,7 @@ def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
             in_engine=m.get("nodes_in_engine", 0),
             in_memory=m.get("nodes_in_memory", r.checked if mode == "memory" else 0),
             summarized=m.get("nodes_summarized", 0),
+            parts=m.get("histogram_parts", 0),
             levels=list(r.levels.values()),
             suppressed=m["suppressed_rows"],
             classes=m["classes"],
@@ -94,6 +147,64 @@ def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     db.close()
     return out
+
+
+def probe(db, mode: str, limit: str) -> dict:
+    """One step alone under DuckDB's ``memory_limit`` ``limit``: ``build``, the histogram
+    kept in the engine (in as many hash parts as the estimate and the limit ask for, more
+    after an out-of-memory error); ``materialize=LEVELS``, the output table of the node at
+    LEVELS, as the writer builds it (the step after the search, which runs under DuckDB's own
+    limit once the histogram is dropped)."""
+    from anonsql.anonymization import Spec
+    from anonsql.data.engine_classes import (
+        EngineHistogram,
+        estimated_combinations,
+        parse_size,
+    )
+    from anonsql.models.goal import build_models
+    from anonsql.output.guard import guarded_query
+    from anonsql.output.materialize import replace_output
+    from anonsql.output.recoding import LevelRecoding
+    from anonsql.output.writer import make_guard, output_columns
+
+    db.backend.execute(f"SET memory_limit = '{limit}'")
+    keys = [db.hierarchies.resolve(q) for q in SCALE_QIS]
+    sampler = RssSampler()
+    t = time.perf_counter()
+    if mode == "build":
+        estimate = estimated_combinations(db, "big", SCALE_QIS, None, cap=0)
+        hist = EngineHistogram.build(
+            db, "big", SCALE_QIS, keys, None, "error", parse_size("1GiB"), estimate
+        )
+        got = {"parts": hist.parts, "distinct": hist.distinct, "estimate": estimate}
+        seconds = time.perf_counter() - t
+        hist.close()
+    else:
+        levels = [int(x) for x in mode.split("=")[1].split(",")]
+        spec = Spec(qis=SCALE_QIS, k=5, suppression=0.05, output="big_probe", materialize="table")
+        pinned = [db.hierarchies.pin(k) for k in keys]
+        columns = [c for c in db.backend.fetch_df("SELECT * FROM big LIMIT 0").columns]
+        query = guarded_query(
+            "duckdb",
+            "big",
+            output_columns(spec, columns),
+            SCALE_QIS,
+            LevelRecoding(pinned, levels),
+            make_guard(db, spec, build_models(spec, None), None),
+            spec.drop_suppressed,
+        )
+        with db.backend.transaction():
+            replace_output(db, "table", "big_probe", query)
+        seconds = time.perf_counter() - t
+        db.backend.execute("DROP TABLE big_probe")
+        got = {}
+    sampler.stop()
+    return {
+        "limit": limit,
+        "seconds": seconds,
+        "peak_mib": sampler.peak(time.perf_counter()) / (1 << 20),
+        **got,
+    }
 
 
 def child(engine: str, target: str, mode: str, budget: str | None) -> dict:
@@ -128,8 +239,13 @@ load_manifest_hierarchies(db, "census", "big")
 def report(title: str, runs: dict[str, dict], budget: str) -> None:
     floor = runs["groupby"]["seconds"]
     print(title)
+    where = ""
+    if runs["groupby"].get("limit"):
+        where = f", DuckDB memory_limit {runs['groupby']['limit']}"
+        if runs["groupby"]["failed"]:
+            where += f" (out of memory at {', '.join(runs['groupby']['failed'])})"
     print(
-        f"  one GROUP BY over the 8 QIs: {floor:.2f} s (median of 3), "
+        f"  one GROUP BY over the 8 QIs: {floor:.2f} s (median of 3{where}), "
         f"{runs['groupby']['distinct']:,} distinct combinations"
     )
     head = (
@@ -159,8 +275,17 @@ def report(title: str, runs: dict[str, dict], budget: str) -> None:
         f"{b['checked']} nodes checked of {b['lattice']:,}; same as in memory: {same}"
     )
     print(
+        "  peak RSS up to the end of the search (sampled every 50 ms): "
+        + ", ".join(
+            f"{label} {runs[m]['peak_rss_search_mib']:.0f} MiB"
+            for m, label in (("memory", "in memory"), ("engine", "in engine"))
+            if m in runs
+        )
+    )
+    print(
         f"  in engine: {b['summarized']} of the {b['in_engine']} GROUP BYs too large for the "
-        f"budget, assessed in batches (never held whole)"
+        f"budget, assessed in batches (never held whole); histogram built in "
+        f"{b.get('parts', 0)} hash part(s)"
     )
 
 
@@ -182,6 +307,13 @@ def main() -> None:
         help="DuckDB file holding the table (generated there when missing, and kept; "
         "default: a temporary file, deleted)",
     )
+    ap.add_argument(
+        "--limits",
+        default="",
+        help="DuckDB memory limits (e.g. 96MiB,128MiB) at which to build the histogram alone "
+        "(and, with --levels, write that node's output table alone)",
+    )
+    ap.add_argument("--levels", help="a node, e.g. 2,0,0,0,0,4,1,0, for --limits")
     ap.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
@@ -209,7 +341,21 @@ def main() -> None:
         if args.rows:
             runs = {m: child("duckdb", path, m, args.budget) for m in modes}
             print()
-            report(f"DuckDB, {args.rows:,} rows:", runs, args.budget)
+            if "groupby" in runs and "engine" in runs:
+                report(f"DuckDB, {args.rows:,} rows:", runs, args.budget)
+            for limit in [x for x in args.limits.split(",") if x]:
+                b = child("duckdb", path, "build", limit)
+                print(
+                    f"  histogram alone, DuckDB memory_limit {limit}: {b['seconds']:.1f} s in "
+                    f"{b['parts']} hash part(s) (estimate {b['estimate']:,.0f}), "
+                    f"{b['distinct']:,} rows, peak RSS {b['peak_mib']:.0f} MiB"
+                )
+                if args.levels:
+                    w = child("duckdb", path, f"materialize={args.levels}", limit)
+                    print(
+                        f"  output table of {args.levels} alone, DuckDB memory_limit {limit}: "
+                        f"{w['seconds']:.1f} s, peak RSS {w['peak_mib']:.0f} MiB"
+                    )
         if args.spark_rows:
             target = spark_target(path, args.spark_rows, Path(tmp))
             runs = {m: child("spark", target, m, args.spark_budget) for m in modes}

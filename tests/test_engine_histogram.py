@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -396,3 +397,152 @@ def test_engine_out_of_memory_is_a_clear_error(db, monkeypatch):
     # restored from its text, which DuckDB rounds to one decimal of GiB
     now = db.backend.fetchall("SELECT current_setting('memory_limit')")[0][0]
     assert parse_size(now) == pytest.approx(parse_size(limit), rel=0.01)
+
+
+# -- the histogram built in hash parts (DuckDB: 100 M near-unique rows, README) -------------
+
+
+def _relation_rows(db: Database, hist: EngineHistogram) -> pd.DataFrame:
+    frame = db.backend.fetch_df(f'SELECT * FROM "{hist.relation}"')
+    keys = [c for c in frame.columns if c != "n"]
+    # rows whose values a hierarchy lacks (a NULL id) are counted together per id tuple
+    frame = frame.groupby(keys, dropna=False, as_index=False)["n"].sum()
+    return frame.sort_values(keys).reset_index(drop=True).astype({"n": "int64"})
+
+
+def _temporary_relations(db: Database) -> list[str]:
+    got = db.backend.fetchall(
+        "SELECT table_name FROM duckdb_tables() WHERE table_name LIKE '__anonsql_hist_%'"
+    )
+    return [r[0] for r in got]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(1, 150),
+    seed=st.integers(0, 10_000),
+    parts=st.integers(2, 6),
+    sensitive=st.booleans(),
+    lacking=st.integers(0, 5),
+)
+def test_histogram_in_parts_is_the_histogram(n, seed, parts, sensitive, lacking):
+    """The parts' GROUP BYs together hold the one GROUP BY's rows (the same combinations
+    of leaf ids and counts), and the in-memory histogram's."""
+    frame = people(n, seed)
+    frame.loc[frame.index[: min(lacking, n)], "zip"] = "99999"  # not in the zip hierarchy
+    db = Database.open(":memory:")
+    setup(db, frame)
+    keys = [db.hierarchies.resolve(q) for q in QIS]
+    s = "disease" if sensitive else None
+    one = EngineHistogram.build(db, "people", QIS, keys, s, "suppress", TINY, parts=1)
+    cut = EngineHistogram.build(db, "people", QIS, keys, s, "suppress", TINY, parts=parts)
+    assert (one.parts, cut.parts) == (1, parts)
+    pd.testing.assert_frame_equal(_relation_rows(db, cut), _relation_rows(db, one))
+    mem = Histogram.from_database(db, "people", QIS, keys, s, "suppress")
+    assert (cut.rows, cut.missing_rows) == (mem.rows, mem.missing_rows)
+    assert cut.sens_labels == mem.sens_labels
+    levels = (1, 0, 1)
+    assert canonical(cut.classes_in_engine(levels)) == canonical(
+        Partition.from_histogram(mem, levels)
+    )
+    one.close()
+    cut.close()
+    assert _temporary_relations(db) == []
+
+
+def test_parts_follow_the_estimate_and_the_engine_limit(monkeypatch):
+    """The parts derived from the estimate of combinations and DuckDB's limit (here made
+    large by a larger cost per combination, capped at MAX_PARTS) give the in-memory
+    search's optimum, classes, suppressed rows and output rows."""
+    import anonsql.data.engine_classes as ec
+
+    frame = people(800, seed=21)
+    ref, db = Database.open(":memory:"), Database.open(":memory:")
+    setup(ref, frame)
+    setup(db, frame)
+    monkeypatch.setattr(ec, "GROUP_BYTES", 1 << 40)
+    monkeypatch.setattr(ec, "MAX_PARTS", 4)
+    for spec in SPECS[:2]:
+        got = same_run(ref, db, spec)
+        assert got.measures["histogram_parts"] == 4
+    assert _temporary_relations(db) == []
+
+
+def test_out_of_memory_in_a_part_starts_again_in_more_parts(db, monkeypatch):
+    """DuckDB running out of memory in a part drops what the earlier parts wrote and builds
+    again in PART_GROWTH times the parts; when MAX_PARTS fail too, the run stops with the
+    budget error and leaves no temporary relation, its limit restored."""
+    import anonsql.data.engine_classes as ec
+
+    frame = people(400, seed=8)
+    setup(db, frame)
+    ref = Database.open(":memory:")
+    setup(ref, frame)
+    real = type(db.backend).execute
+    seen: list[int] = []
+
+    def execute(self, statement, params=None):
+        text = self.sql_text(statement)
+        if "__anonsql_hist_" in text and "INSERT" in text:
+            parts = int(re.search(r"% (\d+)", text).group(1))
+            seen.append(parts)
+            if parts < fail_below:
+                raise RuntimeError("Out of Memory Error: failed to pin block of size 256.0 KiB")
+        return real(self, statement, params)
+
+    # two parts first: 1.5 times DuckDB's limit (the floor under a tiny budget) estimated
+    estimate = estimated_combinations(db, "people", QIS, None, cap=0)
+    monkeypatch.setattr(ec, "GROUP_BYTES", int(np.ceil(1.5 * ec.ENGINE_FLOOR / estimate)))
+    monkeypatch.setattr(ec, "MAX_PARTS", 8)
+    monkeypatch.setattr(type(db.backend), "execute", execute)
+    fail_below = 8  # two parts fail, then eight pass
+    got = same_run(ref, db, SPECS[0])
+    assert got.measures["histogram_parts"] == 8 and seen[0] == 2
+    assert _temporary_relations(db) == []
+    fail_below = 10**9  # every attempt fails
+    limit = db.backend.fetchall("SELECT current_setting('memory_limit')")[0][0]
+    with pytest.raises(InputError, match=r"ran out of memory .* larger --memory-budget"):
+        anonymize(db, "people", dataclasses.replace(SPECS[0], memory_budget=TINY, replace=True))
+    assert _temporary_relations(db) == []
+    monkeypatch.undo()
+    now = db.backend.fetchall("SELECT current_setting('memory_limit')")[0][0]
+    assert parse_size(now) == pytest.approx(parse_size(limit), rel=0.01)
+
+
+def test_the_output_is_written_under_the_held_limit(db, monkeypatch):
+    """DuckDB's limit, held while the histogram is kept in the engine, stays held while the
+    output is written (the write of a 100 M-row table under the machine's limit took the
+    process past the budget), and is restored after it, also when the write fails."""
+    import anonsql.output.writer as an
+
+    setup(db, people(600, seed=7))
+    db.backend.execute("SET memory_limit = '4GiB'")
+
+    def limit() -> int:
+        got = db.backend.fetchall("SELECT current_setting('memory_limit')")
+        return parse_size(str(got[0][0]))
+
+    seen = []
+    real = an.publish
+
+    def watching(*args, **kwargs):
+        seen.append(limit())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(an, "publish", watching)
+    spec = Spec(qis=QIS, k=3, suppression=0.05, output="out_held", memory_budget=TINY)
+    result = anonymize(db, "people", spec)
+    assert result.measures["nodes_in_engine"] > 0
+    assert seen and seen[0] < 4 << 30
+    assert limit() == 4 << 30
+
+    def failing(*args, **kwargs):
+        seen.append(limit())
+        raise RuntimeError("write failed")
+
+    monkeypatch.setattr(an, "publish", failing)
+    spec = dataclasses.replace(spec, output="out_failed")
+    with pytest.raises(RuntimeError, match="write failed"):
+        anonymize(db, "people", spec)
+    assert seen[-1] < 4 << 30
+    assert limit() == 4 << 30

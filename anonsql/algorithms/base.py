@@ -5,6 +5,7 @@ read-time guard, with the same provenance and pinned hierarchies."""
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -30,6 +31,10 @@ class RunContext:
     progress: Progress | None
     timings: dict[str, float]
     t0: float
+    #: what must last until the output is written, undone after it (or on failure): e.g.
+    #: DuckDB's memory limit held by a histogram kept in the engine, so the write runs
+    #: within the same budget as the search
+    after: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
 
 @dataclass

@@ -46,7 +46,7 @@ from anonsql.data.node_summary import NodeReducer, NodeSummary, summable
 from anonsql.data.partition import Partition, _group
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.hierarchy.store import CLOSURE
+from anonsql.hierarchy.store import CLOSURE, NODES
 from anonsql.metrics.quality import AECS, Discernibility, DiscernibilityStar
 from anonsql.models.k_anonymity import KAnonymity
 
@@ -67,6 +67,18 @@ HUB_SHARE = 0.35
 CACHE_SHARE = 0.1
 NODE_SHARE = 0.15
 ENGINE_FLOOR = 128 << 20
+#: bytes of DuckDB's ``memory_limit`` per distinct combination its hash aggregate needs to
+#: build the histogram on integer leaf ids (measured, DuckDB 2.0.1, 2 threads: 51 M
+#: combinations fail at 96 MiB and pass at 128 MiB, 2-2.6 bytes each); past it the build
+#: runs in hash parts of the source, each a GROUP BY of its share of the combinations. A
+#: first guess only, the lower bound (3 bytes cut the 128 MiB build in two parts, twice the
+#: time of one): the need is not proportional (at 96 MiB two parts of 25 M fail too, eight
+#: pass), so an out-of-memory error is met by more parts
+GROUP_BYTES = 2
+#: the most parts a build is cut into (each part scans the source once); an out-of-memory
+#: error multiplies the parts by PART_GROWTH and starts again
+MAX_PARTS = 256
+PART_GROWTH = 4
 #: Flash's floor is kept in the engine when it has at most this share of the histogram's
 #: rows (a GROUP BY reading it instead of the histogram costs about that share)
 FLOOR_SHARE = 0.7
@@ -184,29 +196,50 @@ def load_histogram(
     room = max(free - engine, 0) // 2
     # the default budget (a share of the machine) bounds the histogram alone, as it did
     cap = (room if explicit else budget) // row_bytes(m, has_sensitive)
-    estimate = estimated_combinations(db, source, qis, sensitive, cap)
-    if estimate is not None and estimate > ESTIMATE_MARGIN * cap:
-        # surely too large: reading ``cap`` rows to find out would itself cost the budget
-        # (and the engine's hash table for the whole GROUP BY on top)
-        return EngineHistogram.build(db, source, qis, hierarchy_names, sensitive, missing, budget)
-    try:
-        with _duckdb_limit(db, engine if explicit else 0):
+    with _duckdb_limit(db, engine if explicit else 0) as held:
+        # held from the first scan: the scans fill DuckDB's buffer pool with the source's
+        # blocks (775 MiB of resident memory at 100 M rows under a 1 GB limit)
+        estimate = estimated_combinations(db, source, qis, sensitive, cap)
+
+        def in_engine() -> EngineHistogram:
+            hist = EngineHistogram.build(
+                db,
+                source,
+                qis,
+                hierarchy_names,
+                sensitive,
+                missing,
+                budget,
+                estimate,
+                restore=held.get("previous"),
+            )
+            held["previous"] = None  # the histogram holds the limit until it is closed
+            return hist
+
+        if estimate is not None and estimate > ESTIMATE_MARGIN * cap:
+            # surely too large: reading ``cap`` rows to find out would itself cost the
+            # budget (and the engine's hash table for the whole GROUP BY on top)
+            return in_engine()
+        try:
             hist = Histogram.from_database(
                 db, source, qis, hierarchy_names, sensitive, missing, max_rows=cap
             )
-        if explicit:
-            # the in-memory search's partition cache (anonsql.search.base.NodeEvaluator)
-            hist.cache_bytes = max(room, 1 << 20)  # type: ignore[attr-defined]
-        return hist
-    except HistogramTooLarge:
-        pass
-    return EngineHistogram.build(db, source, qis, hierarchy_names, sensitive, missing, budget)
+            if explicit:
+                # the in-memory search's partition cache (anonsql.search.base.NodeEvaluator)
+                hist.cache_bytes = max(room, 1 << 20)  # type: ignore[attr-defined]
+            return hist
+        except HistogramTooLarge:
+            pass
+        return in_engine()
 
 
 @contextlib.contextmanager
 def _duckdb_limit(db: Database, limit: int):
     """DuckDB's ``memory_limit`` held to ``limit`` bytes (when lower than it is) for the
-    block, then restored; nothing on other engines or with ``limit`` 0."""
+    block, then restored; nothing on other engines or with ``limit`` 0. Yields a dict whose
+    ``previous`` is the setting to restore (as DuckDB wrote it: restoring from its own
+    text, not from a rounded read-back); a block that sets it to None hands the restoring
+    on (:meth:`EngineHistogram.close`)."""
     previous = None
     if limit and db.backend.dialect == "duckdb":
         name = exp.Literal.string("memory_limit")
@@ -219,12 +252,13 @@ def _duckdb_limit(db: Database, limit: int):
                 previous = str(got[0][0])
         except Exception:  # a setting we cannot read or write is left as it is
             previous = None
+    held = {"previous": previous}
     try:
-        yield
+        yield held
     finally:
-        if previous is not None:
+        if held["previous"] is not None:
             with contextlib.suppress(Exception):
-                db.backend.execute(_set_memory_limit(previous))
+                db.backend.execute(_set_memory_limit(held["previous"]))
 
 
 def estimated_combinations(
@@ -315,6 +349,10 @@ class EngineHistogram(Histogram):
         self._memory_rate = 3e-8 * max(len(qis), 1)  # seconds per class rolled up (prior)
         self._engine_cost = 0.0  # seconds per GROUP BY in the engine (set by build)
         self._engine_limit: str | None = None  # DuckDB's memory_limit before build held it
+        #: DuckDB's memory_limit while the histogram is kept (bytes; 0 elsewhere or unknown)
+        self.engine_bytes = 0
+        #: the hash parts the histogram was built in (1: one GROUP BY)
+        self.parts = 1
 
     # -- what a Histogram offers ------------------------------------------------------------
     @property
@@ -358,8 +396,17 @@ class EngineHistogram(Histogram):
         sensitive: str | None,
         missing: str,
         budget: int,
+        estimate: float | None = None,
+        parts: int | None = None,
+        restore: str | None = None,
     ) -> EngineHistogram:
-        """One GROUP BY into a temporary relation, and one pass over it for the totals."""
+        """One GROUP BY into a temporary relation (on DuckDB, of integer leaf ids, in
+        ``parts`` hash parts of the source: by default as many as the engine's limit needs
+        for the ``estimate`` of distinct combinations, :data:`GROUP_BYTES` each), and one
+        pass over it for the totals. DuckDB running out of memory anyway drops what was
+        written and starts again with :data:`PART_GROWTH` times the parts (the source is
+        only read). ``restore``: DuckDB's limit to restore at :meth:`close`, when the
+        caller holds it lower already."""
         hierarchies = [db.hierarchies.load(n) for n in hierarchy_names]
         keys = [db.hierarchies.pin(n) for n in hierarchy_names]
         for h in hierarchies:
@@ -372,18 +419,16 @@ class EngineHistogram(Histogram):
                 )
         backend = db.backend
         relation = f"__anonsql_hist_{os.getpid()}_{id(db) & 0xFFFFFF:x}_{_next()}"
-        query = histogram_query(source, qis, keys, sensitive)
         hist = cls(db, relation, qis, hierarchies, keys, sensitive, budget)
-        hist._hold_engine_buffers()
+        hist._hold_engine_buffers(restore)
         t0 = time.perf_counter()
         try:
-            backend.execute(_temporary(relation, query, backend.dialect))
+            hist._fill(source, qis, keys, sensitive, estimate, parts)
         except BaseException as e:
             limit = hist._engine_limit
             hist.close()
-            if "out of memory" in str(e).lower():
-                # DuckDB 2.0's hash aggregate does not spill enough for tens of millions of
-                # text-keyed groups (README "Histogram kept in the engine"): say what to raise
+            if _out_of_memory(e):
+                # even MAX_PARTS parts did not fit DuckDB's share: say what to raise
                 held = "" if limit is None else " (its share of the budget)"
                 raise InputError(
                     f"the engine ran out of memory grouping {source!r} by its quasi-identifiers"
@@ -402,7 +447,49 @@ class EngineHistogram(Histogram):
         hist._engine_cost = built
         return hist
 
-    def _hold_engine_buffers(self) -> None:
+    def _fill(
+        self,
+        source: str,
+        qis: list[str],
+        keys: list[str],
+        sensitive: str | None,
+        estimate: float | None,
+        parts: int | None,
+    ) -> None:
+        """Write the histogram into :attr:`relation`. On DuckDB the rows' values are
+        mapped to leaf ids before the GROUP BY (:func:`leaf_id_query`): its hash aggregate
+        spills integer keys within its limit, where 51 M combinations of text keys fail
+        even at 1 GB; in parts when the limit calls for them or an attempt runs out of
+        memory. Other engines run :func:`histogram_query` (the raw values grouped first)."""
+        backend = self.db.backend
+        if backend.dialect != "duckdb":
+            query = histogram_query(source, qis, keys, sensitive)
+            backend.execute(_temporary(self.relation, query, backend.dialect))
+            return
+        if parts is None:
+            need = (estimate or 0.0) * GROUP_BYTES
+            held = self.engine_bytes or need  # a limit we could not read: one part first
+            parts = min(max(int(np.ceil(need / max(held, 1))), 1), MAX_PARTS)
+        while True:
+            try:
+                for p in range(parts):
+                    query = leaf_id_query(
+                        source, qis, keys, sensitive, (p, parts) if parts > 1 else None
+                    )
+                    if p == 0:
+                        backend.execute(_temporary(self.relation, query, backend.dialect))
+                    else:
+                        backend.execute(_insert(self.relation, query))
+                self.parts = parts
+                return
+            except Exception as e:
+                with contextlib.suppress(Exception):
+                    backend.execute(_drop_relation(self.relation, backend.dialect))
+                if not _out_of_memory(e) or parts >= MAX_PARTS:
+                    raise
+                parts = min(parts * PART_GROWTH, MAX_PARTS)
+
+    def _hold_engine_buffers(self, restore: str | None = None) -> None:
         """On DuckDB, which runs inside this process, hold its buffer pool (``memory_limit``)
         to :data:`ENGINE_SHARE` of the free budget while the histogram is kept there (never
         raised; restored by :meth:`close`): past it DuckDB spills its aggregation and the
@@ -417,12 +504,13 @@ class EngineHistogram(Histogram):
             )
             current = str(got[0][0])
             held = max(int(self.free * ENGINE_SHARE), ENGINE_FLOOR)
-            if parse_size(current) <= held:
-                return
-            self.db.backend.execute(_set_memory_limit(f"{held}B"))
+            self.engine_bytes = min(parse_size(current), held)
+            if parse_size(current) > held:
+                self.db.backend.execute(_set_memory_limit(f"{held}B"))
+                restore = restore or current
         except Exception:  # a setting we cannot read or write is left as it is
-            return
-        self._engine_limit = current
+            pass
+        self._engine_limit = restore
 
     def _release_engine_buffers(self) -> None:
         if self._engine_limit is not None:
@@ -950,10 +1038,12 @@ class EngineHistogram(Histogram):
             "nodes_in_engine": self.nodes_in_engine,
             "nodes_in_memory": self.nodes_in_memory,
             "nodes_summarized": self.nodes_summarized,
+            "histogram_parts": self.parts,
         }
 
-    def close(self) -> None:
-        """Drop the temporary relation."""
+    def close(self, keep_limit: bool = False) -> None:
+        """Drop the temporary relation, and restore DuckDB's memory limit unless
+        ``keep_limit`` (the caller then calls :meth:`release_limit`)."""
         from anonsql.backend.sql_templates import drop
 
         self._last = None
@@ -966,6 +1056,11 @@ class EngineHistogram(Histogram):
         # a temporary relation goes with the session anyway
         with contextlib.suppress(Exception):
             self.db.backend.execute(drop("table", self.relation))
+        if not keep_limit:
+            self._release_engine_buffers()
+
+    def release_limit(self) -> None:
+        """Restore DuckDB's memory limit held since the build (idempotent)."""
         self._release_engine_buffers()
 
 
@@ -1062,6 +1157,15 @@ def _drop_relation(name: str, dialect: str) -> exp.Expression:
     return drop("table", name)  # as the histogram's relation (a cached view on Spark)
 
 
+def _insert(name: str, query: exp.Select) -> exp.Expression:
+    return exp.Insert(this=table(name), expression=query)
+
+
+def _out_of_memory(error: BaseException) -> bool:
+    """DuckDB's ``OutOfMemoryException`` (its message: "Out of Memory Error: ...")."""
+    return "out of memory" in str(error).lower()
+
+
 def _set_memory_limit(value: str) -> exp.Expression:
     item = exp.EQ(this=exp.column("memory_limit"), expression=exp.Literal.string(value))
     return exp.Set(expressions=[exp.SetItem(this=item)])
@@ -1080,6 +1184,54 @@ def _temporary(name: str, query: exp.Select, dialect: str) -> exp.Expression:
     )
 
 
+def leaf_id_query(
+    source: str,
+    qis: list[str],
+    hierarchy_names: list[str],
+    sensitive: str | None,
+    part: tuple[int, int] | None = None,
+) -> exp.Select:
+    """The histogram with every row's QI values mapped to leaf ids first (a LEFT JOIN per QI
+    with its hierarchy's leaves: a build side of at most a few thousand rows), then grouped
+    by the integer ids (and the sensitive value). The same counts per combination of leaf
+    ids as :func:`histogram_query`, except that rows whose values a hierarchy lacks (NULL
+    ids) are not kept apart by their raw values. DuckDB 2.0's hash aggregate spills integer
+    keys within its ``memory_limit`` where text keys fail: 51 M distinct combinations group
+    under 128 MiB here, the raw text values not under 1 GB (README "Histogram kept in the
+    engine"); it is also twice as fast.
+
+    ``part = (p, P)`` keeps only the rows whose raw QI tuple hashes to ``p`` modulo ``P``
+    (DuckDB's ``hash``): equal tuples fall in the same part, so the parts' histograms are
+    disjoint and together the whole one, each a GROUP BY of a ``P``-th of the keys."""
+    inner = exp.select().from_(exp.alias_(table(source), "b", table=True))
+    for j, (q, h) in enumerate(zip(qis, hierarchy_names, strict=True)):
+        leaves = (
+            exp.select(exp.column("label"), exp.column("id"))
+            .from_(table(NODES))
+            .where(exp.column("hierarchy").eq(exp.convert(h)))
+            .where(exp.column("level").eq(exp.convert(0)))
+        )
+        alias = f"h{j}"
+        on = exp.column("label", alias).eq(exp.cast(column(q, "b"), "VARCHAR"))
+        inner = inner.join(
+            exp.alias_(leaves.subquery(), alias, table=True), on=on, join_type="left", copy=False
+        )
+        inner = inner.select(exp.alias_(exp.column("id", alias), f"q{j}"), copy=False)
+    if sensitive is not None:
+        value = exp.cast(column(sensitive, "b"), "VARCHAR")
+        inner = inner.select(exp.alias_(value, "s"), copy=False)
+    if part is not None:
+        p, parts = part
+        hashed = exp.Anonymous(this="hash", expressions=[column(q, "b") for q in qis])
+        inner = inner.where(exp.Mod(this=hashed, expression=exp.convert(parts)).eq(p), copy=False)
+    keys = [f"q{j}" for j in range(len(qis))] + (["s"] if sensitive is not None else [])
+    return (
+        exp.select(*[exp.column(k) for k in keys], exp.alias_(exp.Count(this=exp.Star()), "n"))
+        .from_(exp.alias_(inner.subquery(), "r", table=True))
+        .group_by(*[exp.column(k) for k in keys])
+    )
+
+
 def is_in_engine(hist: Histogram) -> bool:
     return isinstance(hist, EngineHistogram)
 
@@ -1092,6 +1244,7 @@ __all__ = [
     "default_budget",
     "estimated_combinations",
     "is_in_engine",
+    "leaf_id_query",
     "load_histogram",
     "parse_size",
     "physical_memory",
