@@ -11,7 +11,11 @@ For each engine, in the same run, each in its own process (so the peak RSS is th
   budget is assessed in batches or by its class sizes in the engine, never held whole).
 
 ``--modes`` picks the runs (leave out ``memory`` where the in-memory search would not fit);
-``--db`` keeps the generated DuckDB file for the next run (e.g. under /tmp; delete it after).
+``--db`` keeps the generated DuckDB file for the next run (e.g. under /tmp; delete it after);
+``--spark-check`` searches Spark's rows in memory in a DuckDB file of their own and says
+whether the optimum is the same. With ``ANONSQL_BENCH_TRACE=PREFIX`` in the environment each
+run writes every query the engine histogram makes (what, levels, seconds, rows) to
+``PREFIX.<engine>.<mode>.log``.
 
 Printed per run: histogram, search and materialization seconds, total / GROUP BY, nodes
 computed in the engine and in memory, peak RSS of the Python process (a Spark JVM is another
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -73,6 +78,16 @@ def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
     from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
 
+    trace = os.environ.get("ANONSQL_BENCH_TRACE")
+    if trace:
+        # every query the engine histogram runs: what, levels, seconds, rows
+        import logging
+
+        handler = logging.FileHandler(f"{trace}.{engine}.{mode}.log", mode="w")
+        handler.setFormatter(logging.Formatter("%(relativeCreated)10.0f %(message)s"))
+        logger = logging.getLogger("anonsql.data.engine_classes")
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
     t = time.perf_counter()
     db = Database.open(target)
     opened = time.perf_counter() - t
@@ -140,6 +155,7 @@ def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
             in_memory=m.get("nodes_in_memory", r.checked if mode == "memory" else 0),
             summarized=m.get("nodes_summarized", 0),
             parts=m.get("histogram_parts", 0),
+            written=m.get("nodes_written_in_engine", 0),
             levels=list(r.levels.values()),
             suppressed=m["suppressed_rows"],
             classes=m["classes"],
@@ -236,6 +252,28 @@ load_manifest_hierarchies(db, "census", "big")
     return f"spark:{folder}/warehouse"
 
 
+def duckdb_prefix(duck_path: str, rows: int, folder: Path) -> str:
+    """The first ``rows`` rows of the DuckDB table (the rows :func:`spark_target` copies) and
+    its hierarchies in a DuckDB file of their own, in a child process."""
+    path = folder / "prefix.duckdb"
+    code = f"""
+import warnings; warnings.filterwarnings("ignore")
+import duckdb
+from anonsql.database import Database
+from anonsql.demo.setup import load_manifest_hierarchies
+con = duckdb.connect({str(path)!r})
+con.execute("ATTACH {duck_path!r} AS src (READ_ONLY)")
+con.execute("CREATE TABLE big AS SELECT * FROM src.big LIMIT {rows}")
+con.execute("DETACH src")
+con.close()
+db = Database.open({str(path)!r})
+load_manifest_hierarchies(db, "census", "big")
+db.close()
+"""
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=HERE.parent)
+    return str(path)
+
+
 def report(title: str, runs: dict[str, dict], budget: str) -> None:
     floor = runs["groupby"]["seconds"]
     print(title)
@@ -284,7 +322,8 @@ def report(title: str, runs: dict[str, dict], budget: str) -> None:
     )
     print(
         f"  in engine: {b['summarized']} of the {b['in_engine']} GROUP BYs too large for the "
-        f"budget, assessed in batches (never held whole); histogram built in "
+        f"budget, assessed in batches or by class sizes (never held whole); "
+        f"{b.get('written', 0)} nodes written in the engine; histogram built in "
         f"{b.get('parts', 0)} hash part(s)"
     )
 
@@ -314,6 +353,12 @@ def main() -> None:
         "(and, with --levels, write that node's output table alone)",
     )
     ap.add_argument("--levels", help="a node, e.g. 2,0,0,0,0,4,1,0, for --limits")
+    ap.add_argument(
+        "--spark-check",
+        action="store_true",
+        help="after the Spark runs, search the same rows in memory in a DuckDB file and "
+        "compare (the in-memory search on Spark reads the whole histogram through the driver)",
+    )
     ap.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
@@ -360,6 +405,21 @@ def main() -> None:
             target = spark_target(path, args.spark_rows, Path(tmp))
             runs = {m: child("spark", target, m, args.spark_budget) for m in modes}
             report(f"Spark local, {args.spark_rows:,} rows:", runs, args.spark_budget)
+            if args.spark_check:
+                prefix = duckdb_prefix(path, args.spark_rows, Path(tmp))
+                mem = child("duckdb", prefix, "memory", None)
+                same = {
+                    mode: all(mem[key] == run[key] for key in ("levels", "suppressed", "classes"))
+                    for mode, run in runs.items()
+                    if mode != "groupby"
+                }
+                print(
+                    f"  the same rows searched in memory in DuckDB: {mem['levels']}, suppressed "
+                    f"{mem['suppressed']:,}, classes {mem['classes']:,}, {mem['checked']} nodes "
+                    f"checked, {mem['seconds']:.1f} s, peak RSS {mem['peak_rss_mib']:.0f} MiB; "
+                    f"same as Spark's: "
+                    + ", ".join(f"{m} {'yes' if ok else 'NO'}" for m, ok in same.items())
+                )
 
 
 if __name__ == "__main__":

@@ -9,15 +9,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from unittest import mock
 
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from anonsql.anonymization import Spec, anonymize
+from anonsql.data import engine_classes
 from anonsql.data.engine_classes import (
     ENGINE_FLOOR,
     ENGINE_SHARE,
@@ -94,6 +96,56 @@ def test_node_classes_equal_the_in_memory_ones(db):
     assert not any(n.startswith("__anonsql_hist") for n in db.backend.relation_names())
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(1, 300),
+    seed=st.integers(0, 10_000),
+    sensitive=st.booleans(),
+    kept=st.sampled_from([0.05, 2.0]),
+    steps=st.integers(2, 12),
+)
+def test_nodes_grouped_from_nodes_kept_in_the_engine(n, seed, sensitive, kept, steps):
+    """Every node written to the engine (materialize_rows 0) and kept as a base for the
+    nodes above it when small enough: any sequence of nodes (random, repeated, each read
+    whole, ordered, or without its sensitive values) gets the in-memory classes, whichever
+    base its GROUP BY reads; with a storage cap (BASE_ROWS) that evicts bases too; nothing
+    is left in the engine after close."""
+    db = Database.open(":memory:")
+    setup(db, people(n, seed))
+    keys = [db.hierarchies.resolve(q) for q in QIS]
+    sens = "disease" if sensitive else None
+    mem = Histogram.from_database(db, "people", QIS, keys, sens)
+    with mock.patch.object(engine_classes, "BASE_ROWS", kept):
+        eng = load_histogram(db, "people", QIS, keys, sens, budget=TINY)
+        assert isinstance(eng, EngineHistogram)
+        eng.materialize_rows = 0
+        rng = np.random.default_rng(seed)
+        levels = tuple(0 for _ in mem.heights)
+        for step in range(steps):
+            # every other node above the last one: a GROUP BY of a node kept below it
+            drawn = tuple(int(rng.integers(0, h)) for h in mem.heights)
+            levels = tuple(map(max, levels, drawn)) if step % 2 else drawn
+            below = [
+                lv for lv in eng._bases if lv != levels and min(map(int.__sub__, levels, lv)) >= 0
+            ]
+            if below:  # a kept node below has fewer rows than the histogram: it is read
+                assert eng._base_for(levels)[0] != eng.relation
+            want = canonical(Partition.from_histogram(mem, levels))
+            assert canonical(eng.classes_in_engine(levels)) == want, levels
+            # read again from what the engine kept: ordered, and as class sizes alone
+            rows = eng.db.backend.fetch_df(eng.node_query(levels, ordered=True))
+            assert int(rows["n"].sum()) == mem.rows
+            sizes = eng.db.backend.fetch_df(eng.node_query(levels, sensitive=False))
+            assert sorted(sizes["n"]) == sorted(c[1] for c in want)
+        assert eng.nodes_materialized >= 1
+        total = sum(b[1] for b in eng._bases.values())
+        assert total <= max(
+            kept * eng.distinct, max((b[1] for b in eng._bases.values()), default=0)
+        )
+        eng.close()
+    assert not any(t.startswith("__anonsql_hist") for t in db.backend.relation_names())
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.integers(1, 120),
@@ -101,8 +153,16 @@ def test_node_classes_equal_the_in_memory_ones(db):
     k=st.integers(1, 6),
     supp=st.sampled_from([0.0, 0.05, 0.2]),
     with_l=st.booleans(),
+    write=st.booleans(),
 )
-def test_random_tables_same_answers_on_duckdb(n, seed, k, supp, with_l):
+def test_random_tables_same_answers_on_duckdb(n, seed, k, supp, with_l, write):
+    """``write``: every node the engine computes is written there first and the nodes above
+    it grouped from it (as at 100 M rows, where MATERIALIZE_ROWS is reached)."""
+    with mock.patch.object(engine_classes, "MATERIALIZE_ROWS", 0 if write else 10**12):
+        _random_table_run(n, seed, k, supp, with_l)
+
+
+def _random_table_run(n, seed, k, supp, with_l):
     frame = people(n, seed)
     ref, db = Database.open(":memory:"), Database.open(":memory:")
     setup(ref, frame)
@@ -167,6 +227,10 @@ def test_postgres_same_answers(pg_url):
         setup(db, frame)
         for spec in SPECS:
             same_run(ref, db, spec)
+        # every node written to the engine first, the nodes above it grouped from it
+        with mock.patch.object(engine_classes, "MATERIALIZE_ROWS", 0):
+            got = same_run(ref, db, SPECS[1])
+        assert got.measures["nodes_written_in_engine"] >= 1
     finally:
         db.close()
 
@@ -311,8 +375,9 @@ METRICS = ["loss", "precision", "height", "entropy", "entropy-nm", "aecs", "dm",
     metric=st.sampled_from(METRICS),
     supp=st.sampled_from([0.0, 0.05, 0.3]),
     batch=st.integers(1, 9),
+    write=st.booleans(),
 )
-def test_nodes_assessed_in_batches_as_in_memory(n, seed, which, metric, supp, batch):
+def test_nodes_assessed_in_batches_as_in_memory(n, seed, which, metric, supp, batch, write):
     """A node summarized batch by batch (batches of a few rows, so classes with several
     sensitive values span batches) has the in-memory node's verdict, suppressed records,
     released classes, score, partition bound and screening, for every model and metric."""
@@ -333,13 +398,18 @@ def test_nodes_assessed_in_batches_as_in_memory(n, seed, which, metric, supp, ba
         models = _model_sets()[which]()
         req = Requirements(models, supp)
         req.population = population_histogram(db, models, QIS, keys)
-        req.validate(hist)
+        try:
+            req.validate(hist)
+        except InputError:  # e.g. l above the table's distinct sensitive values
+            eng.close()
+            assume(False)
         quality = quality_model(metric)
         quality.prepare(hist)
         runs.append((req, quality))
     (req_m, q_m), (req_e, q_e) = runs
     eng.evaluate_with(req_e, q_e)
     eng.node_bytes, eng.batch_rows = 1, batch
+    eng.materialize_rows = 0 if write else 10**12
     rng = np.random.default_rng(seed)
     heights = mem.heights
     nodes = {tuple(int(rng.integers(0, h)) for h in heights) for _ in range(4)}
@@ -374,6 +444,75 @@ def test_nodes_assessed_in_batches_as_in_memory(n, seed, which, metric, supp, ba
         if s_mem.anonymous:
             assert s_got.clean == s_mem.clean
     eng.close()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(5, 200),
+    seed=st.integers(0, 10_000),
+    k=st.integers(2, 6),
+    metric=st.sampled_from(METRICS),
+    supp=st.sampled_from([0.0, 0.05, 0.3]),
+    sensitive=st.booleans(),
+    write=st.booleans(),
+)
+def test_k_anonymity_summaries_from_class_sizes(n, seed, k, metric, supp, sensitive, write):
+    """With k-anonymity alone, a node too large to hold is summarized from its class sizes
+    and the suppressed records' counts per QI value in the engine, not its batches: every
+    node of the lattice has the in-memory node's verdict, suppressed records, released
+    classes, score, bound and screening, for every metric, with and without a sensitive
+    attribute, and from nodes kept in the engine."""
+    import itertools
+
+    from anonsql import models as md
+    from anonsql.data.node_summary import NodeSummary
+    from anonsql.metrics.quality import quality_model
+    from anonsql.models.requirements import Requirements
+
+    db = Database.open(":memory:")
+    setup(db, people(n, seed))
+    keys = [db.hierarchies.resolve(q) for q in QIS]
+    sens = "disease" if sensitive else None
+    mem = Histogram.from_database(db, "people", QIS, keys, sens)
+    eng = load_histogram(db, "people", QIS, keys, sens, budget=TINY)
+    runs = []
+    for hist in (mem, eng):
+        req = Requirements([md.KAnonymity(k)], supp)
+        quality = quality_model(metric)
+        quality.prepare(hist)
+        runs.append((req, quality))
+    (req_m, q_m), (req_e, q_e) = runs
+    eng.evaluate_with(req_e, q_e)
+    eng.node_bytes = 1  # every node of more than one row is too large to hold
+    eng.materialize_rows = 0 if write else 10**12
+    assert eng._scored_in_sql()
+    lattice = itertools.product(*[range(h) for h in mem.heights])
+    summarized = 0
+    for levels in sorted(lattice, key=lambda lv: -sum(lv)):
+        got = eng._node(levels)
+        part = Partition.from_histogram(mem, levels)
+        if not isinstance(got, NodeSummary):  # one row: read whole
+            continue
+        summarized += 1
+        s_got = got.screening(req_e.allowed(eng.rows), eng.rows)
+        s_mem = req_m.screen(part, mem)
+        assert s_got.anonymous == s_mem.anonymous, levels
+        assert s_got.below >= s_mem.below - 1e-9
+        want = req_m.assess(part, mem)
+        a = got.assessment
+        assert (a.anonymous, a.suppressed_rows) == (want.anonymous, want.suppressed_rows)
+        assert a.released == int(want.passing.sum()) and got.classes == part.classes
+        expected = q_m.score(part, want.suppressed)
+        assert got.score == pytest.approx(expected, rel=1e-9, abs=1e-9), levels
+        bound = q_m.partition_bound(part)
+        assert (got.bound is None) == (bound is None)
+        if bound is not None:
+            assert got.bound == pytest.approx(bound, rel=1e-12)
+        if s_mem.anonymous:
+            assert got.screening(req_e.allowed(eng.rows), eng.rows).clean == s_mem.clean
+    assert summarized >= 1
+    eng.close()
+    assert not any(t.startswith("__anonsql_hist") for t in db.backend.relation_names())
 
 
 def test_engine_out_of_memory_is_a_clear_error(db, monkeypatch):

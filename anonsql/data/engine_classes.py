@@ -12,6 +12,11 @@ cheaper, by measured costs:
   engine's coarser aggregates seed: Flash's floor (the meet of the nodes its projections
   leave open) is one GROUP BY, and every node above it rolls up here when it fits.
 
+* from a node kept in the engine: on a large histogram (:data:`MATERIALIZE_ROWS`) a node
+  the engine computes is written there first, read from there, and kept when much smaller
+  than what it was grouped from (:data:`BASE_SHARE`): later nodes above it are grouped from
+  the smallest kept node below them, not the whole histogram (:meth:`_prepare`).
+
 * in batches: a node the engine computes whose classes exceed the node's share of the budget
   is never held whole: its classes stream in batches and are assessed and scored batch by
   batch (:mod:`anonsql.data.node_summary`), or, when a node above it is known to have too
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import os
 import re
 import time
@@ -49,6 +55,8 @@ from anonsql.errors import InputError
 from anonsql.hierarchy.store import CLOSURE, NODES
 from anonsql.metrics.quality import AECS, Discernibility, DiscernibilityStar
 from anonsql.models.k_anonymity import KAnonymity
+
+_log = logging.getLogger(__name__)
 
 #: share of the machine's physical memory a run may use for the histogram by default
 DEFAULT_SHARE = 0.25
@@ -82,6 +90,17 @@ PART_GROWTH = 4
 #: Flash's floor is kept in the engine when it has at most this share of the histogram's
 #: rows (a GROUP BY reading it instead of the histogram costs about that share)
 FLOOR_SHARE = 0.7
+#: a node computed in the engine is written there as a temporary relation first (and read
+#: back from it) when its base has at least MATERIALIZE_ROWS rows, and kept as a base for the
+#: nodes above it when it has at most BASE_SHARE of its base's rows: a later node's GROUP BY
+#: then reads the fewest rows any kept node below it offers, not the whole histogram (at 100
+#: M rows a GROUP BY of the 51 M-row histogram costs 2.5-5.5 s, most of it proportional to
+#: the rows read). Kept bases hold at most BASE_ROWS times the histogram's rows in all (the
+#: engine's storage, not this process's: DuckDB spills them past its limit), the least
+#: recently used dropped first
+MATERIALIZE_ROWS = 1_000_000
+BASE_SHARE = 0.25
+BASE_ROWS = 2.0
 _UNITS = {
     "": 1,
     "b": 1,
@@ -326,6 +345,19 @@ class EngineHistogram(Histogram):
         self.nodes_summarized = 0
         #: the floor (:meth:`rebase`): its levels and the engine relation of its classes
         self._floor: tuple[tuple[int, ...], str] | None = None
+        self._floor_rows = 0
+        #: nodes kept in the engine as temporary relations, that the GROUP BYs of the nodes
+        #: above them read (:meth:`_prepare`): levels -> [relation, rows, last use]
+        self._bases: dict[tuple[int, ...], list] = {}
+        #: the last node written to the engine and not kept as a base (dropped at the next)
+        self._current: tuple[tuple[int, ...], str, int] | None = None
+        self._tick = 0
+        #: Spark: relation -> the node relation its view reads; relations kept for them
+        self._parent: dict[str, str] = {}
+        self._pending: set[str] = set()
+        #: see MATERIALIZE_ROWS (tests set 0 to write every node)
+        self.materialize_rows = MATERIALIZE_ROWS
+        self.nodes_materialized = 0
         #: rows per batch read from the engine (None: from the node share; tests set it)
         self.batch_rows: int | None = None
         self.sens: np.ndarray | None = None
@@ -682,6 +714,7 @@ class EngineHistogram(Histogram):
         self._last = None
         if self._evaluation is None:
             return self.classes_in_engine(levels)
+        self._prepare(levels)
         cap = max(self.node_bytes // class_bytes(len(self.qis), self.sensitive is not None), 1)
         if self._at_least(levels) > cap:
             proven = self._proven(levels)
@@ -697,14 +730,24 @@ class EngineHistogram(Histogram):
             if rows > cap:
                 break
         else:
-            self._engine_done(t0)
+            self._engine_done(t0, "node", levels, rows)
             part = self._group_chunk(levels, _concat(held, levels, self.hierarchies))
             del held
             self._last = part
             return self._known_as(part)
+        if self._scored_in_sql():
+            # too large to hold: its summary from its class sizes in the engine instead of
+            # the rest of its batches
+            held.clear()
+            chunks.close()
+            self._engine_done(t0, "cut", levels, rows)
+            summary = self._proven(levels)
+            if summary is not None:
+                return self._known_as(summary)
+            chunks = self._chunks(levels, self._batch(cap))
         summary = self._summarize(levels, held, chunks)
         del held
-        self._engine_done(t0)
+        self._engine_done(t0, "batched", levels, summary.classes)
         return self._known_as(summary)
 
     def rebase(self, levels: tuple[int, ...]) -> None:
@@ -719,20 +762,19 @@ class EngineHistogram(Histogram):
             return
         t0 = time.perf_counter()
         name = f"{self.relation}_floor"
-        backend = self.db.backend
-        backend.execute(_temporary(name, self.node_query(levels), backend.dialect))
-        self._engine_done(t0)
-        count = exp.select(exp.Count(this=exp.Star())).from_(table(name))
-        rows = int(backend.fetchall(count)[0][0])
+        rows = self._write_node(name, levels)
+        self._engine_done(t0, "floor", levels)
         if rows > FLOOR_SHARE * self.distinct:
-            with contextlib.suppress(Exception):
-                backend.execute(_drop_relation(name, backend.dialect))
+            self._release(name)
             return
-        backend.refresh_statistics(name)
         self._floor = (levels, name)
+        self._floor_rows = rows
 
-    def _engine_done(self, t0: float) -> None:
+    def _engine_done(
+        self, t0: float, what: str = "node", levels: tuple[int, ...] = (), rows: int = -1
+    ) -> None:
         spent = time.perf_counter() - t0
+        _log.debug("%s %s %.3f s %d", what, list(levels), spent, rows)
         self.engine_seconds.append(spent)
         self._engine_cost = 0.5 * self._engine_cost + 0.5 * spent
         self.nodes_in_engine += 1
@@ -761,7 +803,7 @@ class EngineHistogram(Histogram):
             second = NodeReducer(levels, requirements, quality, self, rule)
             for chunk in self._chunks(levels, batch):
                 second.add(self._group_chunk(levels, chunk))
-            self._engine_done(t0)
+            self._engine_done(t0, "rescore", levels)
             return second.score.value(second.released, second.score.supp_rows)
 
         summary = reducer.finish(rescore)
@@ -787,18 +829,32 @@ class EngineHistogram(Histogram):
         size = exp.column("n", "g")
         small = exp.If(this=size < exp.convert(k), true=size, false=exp.convert(0))
         squared = exp.cast(size, "DOUBLE") * exp.cast(size, "DOUBLE")
+        is_small = size < exp.convert(k)
         query = exp.select(
             exp.alias_(exp.Sum(this=small), "below"),
             exp.alias_(exp.Count(this=exp.Star()), "classes"),
             exp.alias_(exp.Sum(this=size), "total"),
             exp.alias_(exp.Sum(this=squared), "squares"),
+            exp.alias_(
+                exp.Sum(this=exp.If(this=is_small, true=exp.convert(1), false=exp.convert(0))),
+                "small",
+            ),
+            exp.alias_(
+                exp.Sum(this=exp.If(this=is_small, true=exp.convert(0.0), false=squared)),
+                "released_squares",
+            ),
         ).from_(inner)
-        below, classes, total, squares = self.db.backend.fetchall(query)[0]
-        self._engine_done(t0)
+        below, classes, total, squares, smalls, released_squares = self.db.backend.fetchall(query)[
+            0
+        ]
+        self._engine_done(t0, "proven", levels, classes)
         below, classes, total = float(below or 0), int(classes or 0), int(total or 0)
         self._known[levels] = max(self._known.get(levels, 0), classes)
         if below <= requirements.allowed(self.rows):
-            return None
+            if not self._scored_in_sql():
+                return None
+            figures = (below, classes, total, float(squares or 0.0), int(smalls or 0))
+            return self._sql_summary(levels, k, figures, float(released_squares or 0.0))
         bound = None
         if isinstance(quality, AECS) and classes:
             bound = float(total) / classes
@@ -809,13 +865,105 @@ class EngineHistogram(Histogram):
             t1 = time.perf_counter()
             cap = max(self.node_bytes // class_bytes(len(self.qis), self.sensitive is not None), 1)
             full = self._summarize(levels, [], self._chunks(levels, self._batch(cap)))
-            self._engine_done(t1)
+            self._engine_done(t1, "complete", levels)
             return full
 
         summary = NodeSummary.proven(levels, below, classes, total, bound, complete)
         self.nodes_summarized += 1
         self._summaries[levels] = summary
         return summary
+
+    def _scored_in_sql(self) -> bool:
+        """Whether a node's whole summary follows from its class sizes in the engine: the
+        only per-class model is k-anonymity (a class passes when it has k records or
+        more), there is no table-level model, and the score needs, beyond sums of sizes,
+        only the suppressed records' counts per QI value (:meth:`_sql_summary`)."""
+        assert self._evaluation is not None
+        requirements, quality = self._evaluation
+        models = requirements.class_models
+        return (
+            bool(models)
+            and all(type(m) is KAnonymity for m in models)
+            and not requirements.table_models
+            and summable(quality)
+        )
+
+    def _sql_summary(
+        self,
+        levels: tuple[int, ...],
+        k: float,
+        figures: tuple[float, int, int, float, int],
+        released_squares: float,
+    ) -> NodeSummary:
+        """The summary of a node with k-anonymity alone, from its class sizes in the engine
+        (``figures``: records in classes smaller than k, classes, records, squared sizes,
+        classes smaller than k) and, when some classes are suppressed and the score needs
+        them, one GROUPING SETS query: the suppressed records' counts per value of each QI
+        (a row per value, however many classes). The same verdict, suppressed records,
+        released classes, score and bound as :class:`NodeReducer` over the batches: the
+        classes smaller than k are exactly the ones it suppresses, and its score's sums over
+        suppressed classes (:class:`~anonsql.data.node_summary.ScoreSum`) are sums over
+        their records' values."""
+        from anonsql.data.node_summary import ScoreSum, SummaryAssessment
+
+        assert self._evaluation is not None
+        requirements, quality = self._evaluation
+        below, classes, total, squares, smalls = figures
+        score = ScoreSum(quality, levels, self)
+        score.rows, score.supp_rows, score.supp_classes = float(total), below, smalls
+        score.dm, score.dm_star = released_squares, squares
+        if smalls and score.needs_values():
+            t0 = time.perf_counter()
+            for j, ids, counts in self._suppressed_values(levels, k, below):
+                score.add_values(j, ids, counts)
+            self._engine_done(t0, "values", levels)
+        out = NodeSummary(levels)
+        out.classes, out.rows = classes, total
+        out.below_monotone = out.below = below
+        out.clean = True  # k-anonymity alone: monotone with suppression
+        suppressed, released = int(below), classes - smalls
+        allowed = requirements.allowed(self.rows)
+        out.assessment = SummaryAssessment(
+            np.empty(0, dtype=bool), suppressed, suppressed <= allowed, released
+        )
+        if type(quality) is AECS:
+            out.bound = float(total) / classes if classes else None
+        elif type(quality) in (Discernibility, DiscernibilityStar):
+            out.bound = squares
+        out._score = score.value(released, below)
+        self.nodes_summarized += 1
+        self._summaries[levels] = out
+        return out
+
+    def _suppressed_values(self, levels: tuple[int, ...], k: float, below: float):
+        """Per QI: node ids at the node's level and the records with each among the classes
+        smaller than k (``below`` records in all; a QI on its top level: the root, with all
+        of them). One GROUPING SETS query, a row per value of each QI."""
+        keys = [j for j, lv in enumerate(levels) if lv != self.hierarchies[j].top_level]
+        got, n = None, None
+        if keys:
+            inner = self.node_query(levels, sensitive=False).subquery("g")
+            select = (
+                exp.select(
+                    *[exp.column(f"a{j}", "g") for j in keys],
+                    exp.alias_(exp.Sum(this=exp.column("n", "g")), "n"),
+                )
+                .from_(inner)
+                .where(exp.column("n", "g") < exp.convert(k))
+            )
+            grouping = exp.GroupingSets(
+                expressions=[exp.Tuple(expressions=[exp.column(f"a{j}", "g")]) for j in keys]
+            )
+            select.set("group", exp.Group(grouping_sets=[grouping]))
+            got = self.db.backend.fetch_df(select)
+            n = pd.to_numeric(got["n"]).to_numpy(np.float64)
+        for j, lv in enumerate(levels):
+            h = self.hierarchies[j]
+            if got is None or n is None or lv == h.top_level:
+                yield j, np.asarray(h.level_nodes[lv][:1], dtype=np.int64), np.array([below])
+                continue
+            mask = _present(got[f"a{j}"])
+            yield j, pd.to_numeric(got[f"a{j}"][mask]).to_numpy(np.int64), n[mask]
 
     def _chunks(self, levels: tuple[int, ...], batch: int):
         """The node's GROUP BY in batches of about ``batch`` rows, converted (ranks per
@@ -918,6 +1066,7 @@ class EngineHistogram(Histogram):
         if self._last is not None and self._last.levels == tuple(levels):
             return self._last
         self._last = None  # released before the next one is read: one at a time
+        self._prepare(levels)
         t0 = time.perf_counter()
         query = self.node_query(levels)
         if max_rows is not None:
@@ -925,17 +1074,123 @@ class EngineHistogram(Histogram):
         got = self.db.backend.fetch_columns(query)
         if max_rows is not None and len(got["n"]) > max_rows:
             del got
-            self.engine_seconds.append(time.perf_counter() - t0)
-            self.nodes_in_engine += 1
+            self._engine_done(t0, "hub-cut", levels, max_rows + 1)
             return None
         part = self._partition(levels, got)
         del got
         self._last = part
-        spent = time.perf_counter() - t0
-        self.engine_seconds.append(spent)
-        self._engine_cost = 0.5 * self._engine_cost + 0.5 * spent
-        self.nodes_in_engine += 1
+        self._engine_done(t0, "hub" if max_rows is not None else "read", levels, part.classes)
         return part
+
+    def _base_for(self, levels: tuple[int, ...]) -> tuple[str, str, list[int], int]:
+        """The relation a GROUP BY of the node at ``levels`` reads: the histogram (``q``
+        columns, leaf ids) or the node below it kept in the engine with the fewest rows
+        (``a`` columns: its ancestor ids); with its levels and rows."""
+        best: tuple[str, str, list[int], int] = (
+            self.relation,
+            "q",
+            [0] * len(levels),
+            self.distinct,
+        )
+        candidates: list[tuple[tuple[int, ...], str, int]] = [
+            (lv, b[0], b[1]) for lv, b in self._bases.items()
+        ]
+        if self._floor is not None:
+            candidates.append((self._floor[0], self._floor[1], self._floor_rows))
+        if self._current is not None:
+            candidates.append(self._current)
+        for lv, name, rows in candidates:
+            if rows < best[3] and all(a >= b for a, b in zip(levels, lv, strict=True)):
+                best = (name, "a", list(lv), rows)
+        if best[0] != self.relation and tuple(best[2]) in self._bases:
+            self._tick += 1
+            self._bases[tuple(best[2])][2] = self._tick
+        return best
+
+    def _node_table(self, levels: tuple[int, ...], relation: str, ordered: bool) -> exp.Select:
+        """The node's classes as kept in the engine (its own GROUP BY's rows)."""
+        names = [f"a{j}" for j, lv in enumerate(levels) if lv != self.hierarchies[j].top_level]
+        cols: list[exp.Expression] = [exp.column(n) for n in names]
+        if self.sensitive is not None:
+            cols.append(exp.column("s"))
+        select = exp.select(*cols, exp.column("n")).from_(table(relation))
+        if ordered and names:
+            select = select.order_by(*[exp.column(n) for n in names], copy=False)
+        return select
+
+    def _prepare(self, levels: tuple[int, ...]) -> None:
+        """Before a node's GROUP BY in the engine: write it there as a temporary relation
+        (one GROUP BY from its base, :meth:`_base_for`) when its base is large
+        (:attr:`materialize_rows`) and the node may be much smaller (no node above it is
+        known to have more than :data:`BASE_SHARE` of the base's rows); every read of the
+        node then scans it, and it is kept as a base for the nodes above it when it has at
+        most that share (within :data:`BASE_ROWS` times the histogram's rows in all),
+        else dropped at the next node. Either way the same classes as the GROUP BY."""
+        _, _, base, base_rows = self._base_for(levels)
+        if tuple(base) == tuple(levels) or base_rows < max(self.materialize_rows, 1):
+            return
+        if self._at_least(levels) > BASE_SHARE * base_rows:
+            return
+        t0 = time.perf_counter()
+        relation = f"{self.relation}_n{_next()}"
+        rows = self._write_node(relation, levels)
+        self._drop_current()  # after: the new node may have been grouped from it
+        self.nodes_materialized += 1
+        if self.sensitive is None:  # else a row per class and sensitive value
+            self._known[levels] = max(self._known.get(levels, 0), rows)
+        spent = time.perf_counter() - t0
+        _log.debug("materialize %s %.3f s %d from %d", list(levels), spent, rows, base_rows)
+        if rows <= BASE_SHARE * base_rows:
+            self._tick += 1
+            self._bases[levels] = [relation, rows, self._tick]
+            limit = BASE_ROWS * max(self.distinct, 1)
+            while sum(b[1] for b in self._bases.values()) > limit and len(self._bases) > 1:
+                victim = min(
+                    (lv for lv in self._bases if lv != levels), key=lambda lv: self._bases[lv][2]
+                )
+                self._drop_base(victim)
+        else:
+            self._current = (levels, relation, rows)
+
+    def _write_node(self, name: str, levels: tuple[int, ...]) -> int:
+        """The node's GROUP BY (from its base) into the temporary relation ``name``; its
+        rows (a row per class, per class and sensitive value with one)."""
+        backend = self.db.backend
+        self._grouped_from(name, levels)
+        backend.execute(_temporary(name, self.node_query(levels), backend.dialect))
+        count = exp.select(exp.Count(this=exp.Star())).from_(table(name))
+        rows = int(backend.fetchall(count)[0][0])
+        backend.refresh_statistics(name)
+        return rows
+
+    def _drop_current(self) -> None:
+        if self._current is not None:
+            self._release(self._current[1])
+            self._current = None
+
+    def _drop_base(self, levels: tuple[int, ...]) -> None:
+        self._release(self._bases.pop(levels)[0])
+
+    def _release(self, name: str) -> None:
+        """Drop a node's relation. On Spark a cached view is still defined by its query, so
+        a relation another live one was grouped from is kept (uncounted) until that one
+        goes; DuckDB and PostgreSQL copy the rows, and drop at once."""
+        if any(parent == name for parent in self._parent.values()):
+            self._pending.add(name)
+            return
+        self._pending.discard(name)
+        with contextlib.suppress(Exception):
+            self.db.backend.execute(_drop_relation(name, self.db.backend.dialect))
+        parent = self._parent.pop(name, None)
+        if parent in self._pending:
+            self._release(parent)
+
+    def _grouped_from(self, name: str, levels: tuple[int, ...]) -> None:
+        """Record the relation ``name``'s view reads (Spark only, see :meth:`_release`)."""
+        if self.db.backend.dialect == "spark":
+            parent = self._base_for(levels)[0]
+            if parent != self.relation:
+                self._parent[name] = parent
 
     def node_query(
         self, levels: tuple[int, ...], ordered: bool = False, sensitive: bool = True
@@ -943,12 +1198,12 @@ class EngineHistogram(Histogram):
         """``SELECT ancestor per QI, s, SUM(n) ... GROUP BY``; a QI on its top level (one
         node) is left out of the grouping, on level 0 it is the leaf id itself. ``ordered``:
         by the QIs' node ids (a class's rows together, classes in the in-memory tie order).
-        A node above the floor (:meth:`rebase`) is grouped from the floor's smaller table,
-        each QI taken from the floor's level to the node's."""
-        relation, prefix, base = self.relation, "q", [0] * len(levels)
-        floor = self._floor
-        if floor is not None and all(a >= b for a, b in zip(levels, floor[0], strict=True)):
-            relation, prefix, base = floor[1], "a", list(floor[0])
+        A node above the floor (:meth:`rebase`) or above a node kept in the engine
+        (:meth:`_prepare`) is grouped from the smallest such table, each QI taken from that
+        table's level to the node's; a node kept there is read as it is."""
+        relation, prefix, base, _ = self._base_for(levels)
+        if prefix == "a" and tuple(base) == tuple(levels) and (self.sensitive is None or sensitive):
+            return self._node_table(levels, relation, ordered)
         select = exp.select().from_(exp.alias_(table(relation), "h", table=True))
         keys: list[exp.Expression] = []
         for j, lv in enumerate(levels):
@@ -1038,6 +1293,7 @@ class EngineHistogram(Histogram):
             "nodes_in_engine": self.nodes_in_engine,
             "nodes_in_memory": self.nodes_in_memory,
             "nodes_summarized": self.nodes_summarized,
+            "nodes_written_in_engine": self.nodes_materialized,
             "histogram_parts": self.parts,
         }
 
@@ -1050,9 +1306,16 @@ class EngineHistogram(Histogram):
         self._hubs, self._hub_bytes = [], 0
         self._summaries.clear()
         if self._floor is not None:
-            with contextlib.suppress(Exception):
-                self.db.backend.execute(_drop_relation(self._floor[1], self.db.backend.dialect))
+            self._release(self._floor[1])
             self._floor = None
+        self._drop_current()
+        for levels in list(self._bases):
+            self._drop_base(levels)
+        for name in sorted(self._pending, reverse=True):  # none left, unless a drop failed
+            with contextlib.suppress(Exception):
+                self.db.backend.execute(_drop_relation(name, self.db.backend.dialect))
+        self._pending.clear()
+        self._parent.clear()
         # a temporary relation goes with the session anyway
         with contextlib.suppress(Exception):
             self.db.backend.execute(drop("table", self.relation))

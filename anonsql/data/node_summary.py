@@ -220,7 +220,7 @@ class NodeReducer:
         self.released_sizes: list[np.ndarray] = []
         self.ties_seen = 0
         self.sum_squares = 0.0
-        self.score = _ScoreSum(quality, self.levels, hist)
+        self.score = ScoreSum(quality, self.levels, hist)
 
     def add(self, part: Partition) -> None:
         stats = self.req.stats(part, self.hist)
@@ -331,7 +331,7 @@ class NodeReducer:
         return None
 
 
-class _ScoreSum:
+class ScoreSum:
     """A quality model's score as sums over batches (per the model's definition in
     :mod:`anonsql.metrics.quality`)."""
 
@@ -377,6 +377,27 @@ class _ScoreSum:
         if self.values is not None and len(s):
             for j, acc in enumerate(self.values):
                 acc += np.bincount(part.node_column(j, suppressed), s, minlength=len(acc))
+
+    def needs_values(self) -> bool:
+        """Whether the score reads the suppressed records' values (:meth:`add_values`)."""
+        return type(self.q) in (Loss, Alteration) or self.values is not None
+
+    def add_values(self, j: int, ids: np.ndarray, counts: np.ndarray) -> None:
+        """Suppressed records of QI ``j``: ``counts[i]`` of them with the node ``ids[i]`` (at
+        the node's level), what :meth:`add` reads of the suppressed classes per QI."""
+        q = self.q
+        t = type(q)
+        counts = np.asarray(counts, dtype=np.float64)
+        if t is Loss:
+            h = self.hist.hierarchies[j]
+            shares = q.level_shares[j][self.levels[j]]  # type: ignore[attr-defined]
+            self.share[j] += float(counts @ shares[h.level_rank32[ids]])
+        elif t is Alteration:
+            root = q.unified.to_root[j]  # type: ignore[attr-defined]
+            self.cost += float((root[ids] * counts).sum())
+        if self.values is not None:
+            acc = self.values[j]
+            acc += np.bincount(ids, counts, minlength=len(acc))
 
     def value(self, released: int, suppressed_rows: float) -> float:
         q = self.q
