@@ -422,28 +422,38 @@ def test_nodes_assessed_in_batches_as_in_memory(n, seed, which, metric, supp, ba
         if not isinstance(got, NodeSummary):  # one class: read whole
             assert part.classes == 1
             continue
-        # first the screening: a node proven non-anonymous in the engine by its class sizes
-        # (NodeSummary.proven) answers it without its batches
-        s_got = got.screening(req_e.allowed(eng.rows), eng.rows)
-        s_mem = req_m.screen(part, mem)
-        assert s_got.anonymous == s_mem.anonymous
-        assert s_got.below >= s_mem.below - 1e-9 or s_got.assessment is None
-        want = req_m.assess(part, mem)
-        a = got.assessment
-        assert (a.anonymous, a.suppressed_rows) == (want.anonymous, want.suppressed_rows)
-        assert a.released == int(want.passing.sum()) and got.classes == part.classes
-        expected = q_m.score(part, want.suppressed)
-        assert got.score == pytest.approx(expected, rel=1e-9, abs=1e-9), levels
-        bound = q_m.partition_bound(part)
-        assert (got.bound is None) == (bound is None)
-        if bound is not None:
-            assert got.bound == pytest.approx(bound, rel=1e-12)
-        s_got = got.screening(req_e.allowed(eng.rows), eng.rows)
-        assert s_got.anonymous == s_mem.anonymous
-        assert s_got.below >= s_mem.below - 1e-9
-        if s_mem.anonymous:
-            assert s_got.clean == s_mem.clean
+        assert_same_summary(got, part, (req_m, q_m, mem), (req_e, eng))
     eng.close()
+
+
+def assert_same_summary(got, part: Partition, memory: tuple, engine: tuple) -> None:
+    """A NodeSummary ``got`` says of its node what the in-memory code says of ``part``:
+    screening, verdict, suppressed records, released classes, score, bound, cleanness.
+    ``memory``: (requirements, quality, histogram); ``engine``: (requirements, histogram)."""
+    req_m, q_m, mem = memory
+    req_e, eng = engine
+    levels = part.levels
+    # first the screening: a node proven non-anonymous in the engine by its class sizes
+    # (NodeSummary.proven) answers it without its batches
+    s_got = got.screening(req_e.allowed(eng.rows), eng.rows)
+    s_mem = req_m.screen(part, mem)
+    assert s_got.anonymous == s_mem.anonymous, levels
+    assert s_got.below >= s_mem.below - 1e-9 or s_got.assessment is None
+    want = req_m.assess(part, mem)
+    a = got.assessment
+    assert (a.anonymous, a.suppressed_rows) == (want.anonymous, want.suppressed_rows)
+    assert a.released == int(want.passing.sum()) and got.classes == part.classes
+    expected = q_m.score(part, want.suppressed)
+    assert got.score == pytest.approx(expected, rel=1e-9, abs=1e-9), levels
+    bound = q_m.partition_bound(part)
+    assert (got.bound is None) == (bound is None)
+    if bound is not None:
+        assert got.bound == pytest.approx(bound, rel=1e-12)
+    s_got = got.screening(req_e.allowed(eng.rows), eng.rows)
+    assert s_got.anonymous == s_mem.anonymous
+    assert s_got.below >= s_mem.below - 1e-9
+    if s_mem.anonymous:
+        assert s_got.clean == s_mem.clean
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -494,22 +504,7 @@ def test_k_anonymity_summaries_from_class_sizes(n, seed, k, metric, supp, sensit
         if not isinstance(got, NodeSummary):  # one row: read whole
             continue
         summarized += 1
-        s_got = got.screening(req_e.allowed(eng.rows), eng.rows)
-        s_mem = req_m.screen(part, mem)
-        assert s_got.anonymous == s_mem.anonymous, levels
-        assert s_got.below >= s_mem.below - 1e-9
-        want = req_m.assess(part, mem)
-        a = got.assessment
-        assert (a.anonymous, a.suppressed_rows) == (want.anonymous, want.suppressed_rows)
-        assert a.released == int(want.passing.sum()) and got.classes == part.classes
-        expected = q_m.score(part, want.suppressed)
-        assert got.score == pytest.approx(expected, rel=1e-9, abs=1e-9), levels
-        bound = q_m.partition_bound(part)
-        assert (got.bound is None) == (bound is None)
-        if bound is not None:
-            assert got.bound == pytest.approx(bound, rel=1e-12)
-        if s_mem.anonymous:
-            assert got.screening(req_e.allowed(eng.rows), eng.rows).clean == s_mem.clean
+        assert_same_summary(got, part, (req_m, q_m, mem), (req_e, eng))
     assert summarized >= 1
     eng.close()
     assert not any(t.startswith("__anonsql_hist") for t in db.backend.relation_names())
