@@ -343,9 +343,8 @@ class EngineHistogram(Histogram):
         #: LIMIT: the LIMIT), for :meth:`_at_least`
         self._known: dict[tuple[int, ...], int] = {}
         self.nodes_summarized = 0
-        #: the floor (:meth:`rebase`): its levels and the engine relation of its classes
-        self._floor: tuple[tuple[int, ...], str] | None = None
-        self._floor_rows = 0
+        #: the floor (:meth:`rebase`): its levels, the engine relation of its classes, rows
+        self._floor: tuple[tuple[int, ...], str, int] | None = None
         #: nodes kept in the engine as temporary relations, that the GROUP BYs of the nodes
         #: above them read (:meth:`_prepare`): levels -> [relation, rows, last use]
         self._bases: dict[tuple[int, ...], list] = {}
@@ -767,8 +766,7 @@ class EngineHistogram(Histogram):
         if rows > FLOOR_SHARE * self.distinct:
             self._release(name)
             return
-        self._floor = (levels, name)
-        self._floor_rows = rows
+        self._floor = (levels, name, rows)
 
     def _engine_done(
         self, t0: float, what: str = "node", levels: tuple[int, ...] = (), rows: int = -1
@@ -827,9 +825,9 @@ class EngineHistogram(Histogram):
         t0 = time.perf_counter()
         inner = self.node_query(levels, sensitive=False).subquery("g")
         size = exp.column("n", "g")
-        small = exp.If(this=size < exp.convert(k), true=size, false=exp.convert(0))
-        squared = exp.cast(size, "DOUBLE") * exp.cast(size, "DOUBLE")
         is_small = size < exp.convert(k)
+        small = exp.If(this=is_small, true=size, false=exp.convert(0))
+        squared = exp.cast(size, "DOUBLE") * exp.cast(size, "DOUBLE")
         query = exp.select(
             exp.alias_(exp.Sum(this=small), "below"),
             exp.alias_(exp.Count(this=exp.Star()), "classes"),
@@ -844,17 +842,23 @@ class EngineHistogram(Histogram):
                 "released_squares",
             ),
         ).from_(inner)
-        below, classes, total, squares, smalls, released_squares = self.db.backend.fetchall(query)[
-            0
-        ]
+        row = self.db.backend.fetchall(query)[0]
+        below, classes, total, squares, smalls, released_squares = row
         self._engine_done(t0, "proven", levels, classes)
         below, classes, total = float(below or 0), int(classes or 0), int(total or 0)
         self._known[levels] = max(self._known.get(levels, 0), classes)
         if below <= requirements.allowed(self.rows):
             if not self._scored_in_sql():
                 return None
-            figures = (below, classes, total, float(squares or 0.0), int(smalls or 0))
-            return self._sql_summary(levels, k, figures, float(released_squares or 0.0))
+            figures = (
+                below,
+                classes,
+                total,
+                float(squares or 0.0),
+                int(smalls or 0),
+                float(released_squares or 0.0),
+            )
+            return self._sql_summary(levels, k, figures)
         bound = None
         if isinstance(quality, AECS) and classes:
             bound = float(total) / classes
@@ -892,23 +896,22 @@ class EngineHistogram(Histogram):
         self,
         levels: tuple[int, ...],
         k: float,
-        figures: tuple[float, int, int, float, int],
-        released_squares: float,
+        figures: tuple[float, int, int, float, int, float],
     ) -> NodeSummary:
         """The summary of a node with k-anonymity alone, from its class sizes in the engine
         (``figures``: records in classes smaller than k, classes, records, squared sizes,
-        classes smaller than k) and, when some classes are suppressed and the score needs
-        them, one GROUPING SETS query: the suppressed records' counts per value of each QI
-        (a row per value, however many classes). The same verdict, suppressed records,
-        released classes, score and bound as :class:`NodeReducer` over the batches: the
-        classes smaller than k are exactly the ones it suppresses, and its score's sums over
-        suppressed classes (:class:`~anonsql.data.node_summary.ScoreSum`) are sums over
-        their records' values."""
+        classes smaller than k, squared sizes of the others) and, when some classes are
+        suppressed and the score needs them, one GROUPING SETS query: the suppressed
+        records' counts per value of each QI (a row per value, however many classes). The
+        same verdict, suppressed records, released classes, score and bound as
+        :class:`NodeReducer` over the batches: the classes smaller than k are exactly the
+        ones it suppresses, and its score's sums over suppressed classes
+        (:class:`~anonsql.data.node_summary.ScoreSum`) are sums over their records' values."""
         from anonsql.data.node_summary import ScoreSum, SummaryAssessment
 
         assert self._evaluation is not None
         requirements, quality = self._evaluation
-        below, classes, total, squares, smalls = figures
+        below, classes, total, squares, smalls, released_squares = figures
         score = ScoreSum(quality, levels, self)
         score.rows, score.supp_rows, score.supp_classes = float(total), below, smalls
         score.dm, score.dm_star = released_squares, squares
@@ -1096,7 +1099,7 @@ class EngineHistogram(Histogram):
             (lv, b[0], b[1]) for lv, b in self._bases.items()
         ]
         if self._floor is not None:
-            candidates.append((self._floor[0], self._floor[1], self._floor_rows))
+            candidates.append(self._floor)
         if self._current is not None:
             candidates.append(self._current)
         for lv, name, rows in candidates:
