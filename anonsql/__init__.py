@@ -10,7 +10,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "anonymize", "connect"]
+__all__ = ["__version__", "anonymize", "connect", "profile"]
 
 
 def __getattr__(name: str) -> Any:
@@ -18,6 +18,10 @@ def __getattr__(name: str) -> Any:
         from anonsql.api import anonymize
 
         return anonymize
+    if name == "profile":
+        from anonsql.api import profile
+
+        return profile
     if name == "connect":
         from anonsql.connection import connect
 

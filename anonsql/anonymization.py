@@ -14,6 +14,7 @@ from sqlglot import exp
 from anonsql.backend.sql_templates import table
 from anonsql.database import Database
 from anonsql.errors import InputError
+from anonsql.masking.roles import declared_roles
 from anonsql.models.goal import build_models
 from anonsql.output.naming import check_may_replace, check_output_name
 from anonsql.search.base import Progress
@@ -86,7 +87,15 @@ class Spec:
     mdav_block: int | None = None
     replace: bool = False  # replace an existing relation anonsql did not create
     columns: list[str] | None = None  # columns of the output (default: all the source's)
-    identifiers: list[str] | None = None  # direct identifiers: never in the output
+    identifiers: list[str] | None = None  # direct identifiers: never in the output (drop)
+    # the other roles of columns (anonsql.masking.roles): kept as they are, or masked
+    keep: list[str] | None = None  # insensitive columns, released as they are
+    masks: dict[str, str] = field(default_factory=dict)  # column -> masking method
+    # columns that look like direct identifiers, published (kept or as QIs) all the same
+    allow_identifying: list[str] | None = None
+    fake_locale: str = "en_US"  # faker's locale of the fake mask
+    # where the masking key is read from (else ANONSQL_KEY); the key itself is never stored
+    key_file: str | None = None
     missing: str = "error"  # a QI value its hierarchy lacks: "error" or "suppress"
     # bytes (or "1GiB") the lattice search may use for the histogram; a larger one stays in
     # the engine (anonsql.data.engine_classes). None: a share of the machine's memory
@@ -107,16 +116,9 @@ def validate_columns(db: Database, source: str, spec: Spec) -> list[str]:
     db.backend.require_columns(source, list(spec.qis))
     if spec.sensitive is not None:
         db.backend.require_columns(source, [spec.sensitive])
-        if spec.sensitive in spec.qis:
-            raise InputError(f"{spec.sensitive!r} cannot be both a quasi-identifier and sensitive")
     if spec.identifiers:
         db.backend.require_columns(source, list(spec.identifiers))
-        both = sorted(set(spec.identifiers) & (set(spec.qis) | {spec.sensitive}))
-        if both:
-            raise InputError(
-                f"{', '.join(map(repr, both))} cannot be both a direct identifier (dropped) "
-                f"and a quasi-identifier or the sensitive attribute"
-            )
+    declared_roles(spec)  # a column named for two roles
     lim = spec.suppression
     if isinstance(lim, bool) or not isinstance(lim, int | float) or not 0 <= lim <= 1:
         raise InputError(f"the suppression limit must be a share in [0, 1], got {lim!r}")
@@ -171,6 +173,8 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     recoding through the one output writer (a self-guarding view or a table snapshot)."""
     from anonsql.algorithms import algorithm
     from anonsql.algorithms.base import RunContext
+    from anonsql.masking.roles import resolve_roles
+    from anonsql.masking.tokens import prepare_tokens
     from anonsql.options import check_goal
     from anonsql.output.guard import check_source_name
     from anonsql.output.writer import publish
@@ -180,6 +184,8 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     check_goal(spec, "")
     columns = validate_columns(db, source, spec)
     check_source_name(source)
+    roles = resolve_roles(db, source, spec, columns)
+    tokens = prepare_tokens(db, source, spec, roles) if spec.output is not None else None
     if spec.output is not None:
         check_output_name(spec.output, source, db.backend)
         check_may_replace(db, spec.output, spec.replace)
@@ -207,7 +213,7 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
         outcome = algo.run(ctx)
         run_id = None
         if spec.output is not None:
-            run_id = publish(db, source, columns, spec, outcome, keys, sensitive_key, timings)
+            run_id = publish(db, source, roles, spec, outcome, keys, sensitive_key, timings, tokens)
     timings["total"] = time.perf_counter() - t0
     return Result(
         run_id,

@@ -245,6 +245,19 @@ def anonymize(source: Any, spec: Any = None, /, *, table: str | None = None, **o
     return Run(run(db, name, opts), db, list(opts.spec.qis))
 
 
+def profile(source: Any, table: str | None = None, /, *, columns: list[str] | None = None):
+    """``anonsql profile``: per column of ``source``'s table its type, NULL share, distinct
+    count, unique share, detected kind, suggested role and hierarchy builder, measured in
+    the engine. ``source`` takes the forms :func:`anonymize` takes. Returns a
+    :class:`~anonsql.masking.profile.TableProfile`."""
+    from anonsql.masking.profile import TableProfile, profile_table
+
+    if isinstance(source, tuple) and table is None:
+        source, table = source
+    db, name = open_source(source, table)
+    return TableProfile(name, profile_table(db, name, columns))
+
+
 def evaluate(
     source: Any,
     run_id: int | None = None,
@@ -292,6 +305,7 @@ __all__ = [
     "check_database_exists",
     "evaluate",
     "open_source",
+    "profile",
     "run",
     "summary_document",
     "unwrap_connection",

@@ -17,7 +17,7 @@ from anonsql.errors import InputError
 from anonsql.hierarchy.definitions import check_definition
 
 # option -> (Spec field, kind); kinds: str, int, number, bool, list (of names), mapping,
-# size (bytes or e.g. "1GiB")
+# size (bytes or e.g. "1GiB"), masks (column -> masking method, or "col=method,...")
 OPTIONS: dict[str, tuple[str, str]] = {
     "qi": ("qis", "list"),
     "sensitive": ("sensitive", "str"),
@@ -60,6 +60,11 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "replace": ("replace", "bool"),
     "columns": ("columns", "list"),
     "identifiers": ("identifiers", "list"),
+    "keep": ("keep", "list"),
+    "mask": ("masks", "masks"),
+    "allow_identifying": ("allow_identifying", "list"),
+    "fake_locale": ("fake_locale", "str"),
+    "key_file": ("key_file", "str"),
     "missing": ("missing", "str"),
     "memory_budget": ("memory_budget", "size"),
     "label": ("label", "str"),
@@ -113,6 +118,8 @@ ALIASES = {
     "into": "output",
     "sa_hierarchy": "sensitive_hierarchy",
     "gsfactor": "gs_factor",
+    "masks": "mask",
+    "insensitive": "keep",
 }
 
 
@@ -164,6 +171,10 @@ def check_value(option: str, kind: str, value: Any, where: str) -> Any:
         if not isinstance(value, Mapping):
             raise fail("a table of QI = hierarchy")
         return dict(value)
+    if kind == "masks":
+        from anonsql.masking.methods import masks_text
+
+        return masks_text(value, f"{where}: {option!r}")
     if kind == "size":  # bytes, or a string with a unit ("1GiB")
         from anonsql.data.engine_classes import parse_size
 

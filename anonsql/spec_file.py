@@ -77,6 +77,9 @@ def load_spec_file(path: str | Path) -> SpecFile:
         and not Path(database).is_absolute()
     ):
         database = str(p.parent / database)
+    key_file = data.get("key_file")
+    if isinstance(key_file, str) and key_file and not Path(key_file).is_absolute():
+        data["key_file"] = str(p.parent / key_file)  # a key file beside the spec file
     return SpecFile(p, database, table, run_options(data, where))
 
 

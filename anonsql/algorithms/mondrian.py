@@ -53,7 +53,10 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
     models = build_models(spec, ctx.sensitive_key)
     features = None
     if mode == "cluster":
-        drop = {spec.sensitive, spec.label, *(spec.identifiers or [])}
+        from anonsql.masking.roles import declared_masks
+
+        # identifiers (masked or dropped) are no features of the clustering
+        drop = {spec.sensitive, spec.label, *declared_masks(spec)}
         features = [c for c in ctx.db.backend.columns(ctx.source) if c not in drop]
     label = spec.label if mode == "tree" else None
     points = Points.from_database(

@@ -197,6 +197,10 @@ class Backend(ABC):
     def columns(self, name: str) -> list[str]:
         """Column names of a table or view, in order."""
 
+    @abstractmethod
+    def column_types(self, name: str) -> dict[str, str]:
+        """Column -> the engine's type name, from its catalog."""
+
     def require_table(self, name: str) -> list[str]:
         if not self.table_exists(name):
             raise InputError(f"no table or view named {name!r} in the database")

@@ -123,6 +123,10 @@ class DuckDBBackend(Backend):
         rel = self.con.execute(exp.select("*").from_(table(name)).limit(0).sql("duckdb"))
         return [d[0] for d in rel.description]
 
+    def column_types(self, name: str) -> dict[str, str]:
+        rel = self.con.execute(exp.select("*").from_(table(name)).limit(0).sql("duckdb"))
+        return {d[0]: str(d[1]) for d in rel.description}
+
     def close(self) -> None:
         self.con.close()
 

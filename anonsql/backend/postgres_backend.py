@@ -269,6 +269,17 @@ class PostgresBackend(Backend):
         cur = self._run(exp.select("*").from_(table(name)).limit(0), None)
         return [d.name for d in cur.description or []]
 
+    def column_types(self, name: str) -> dict[str, str]:
+        # the catalog's types (an empty result frame carries none): each column's type OID,
+        # named by the server's format_type
+        self.check_name(name)
+        cur = self._run(exp.select("*").from_(table(name)).limit(0), None)
+        cols = [(d.name, d.type_code) for d in cur.description or []]
+        names = {}
+        for oid in {c[1] for c in cols}:
+            names[oid] = self.fetchall("SELECT format_type(?, NULL)", [int(oid)])[0][0]
+        return {c: str(names[oid]) for c, oid in cols}
+
     def close(self) -> None:
         self.con.close()
 

@@ -476,5 +476,9 @@ class SparkBackend(Backend):
     def columns(self, name: str) -> list[str]:
         return list(self._sql(self.sql_text(exp.select("*").from_(table(name)).limit(0))).columns)
 
+    def column_types(self, name: str) -> dict[str, str]:
+        df = self._sql(self.sql_text(exp.select("*").from_(table(name)).limit(0)))
+        return {c: str(t) for c, t in df.dtypes}
+
     def close(self) -> None:
         """Leaves the session running: it may be shared (``getOrCreate``)."""

@@ -6,6 +6,7 @@ import click
 
 from anonsql.cli.common import (
     DB_HELP,
+    ROLE_PARAMS,
     _echo_result,
     _parse_pairs,
     _progress,
@@ -16,6 +17,8 @@ from anonsql.cli.common import (
     model_options,
     open_db,
     progress_label,
+    role_options,
+    role_values,
     run_qis,
     split_list,
     wait_option,
@@ -168,10 +171,7 @@ from anonsql.cli.common import (
 @click.option(
     "--columns", help="Columns of the output, comma-separated (default: all the source's)."
 )
-@click.option(
-    "--identifiers",
-    help="Direct identifiers, comma-separated: left out of the output whatever --columns says.",
-)
+@role_options
 @click.option(
     "--missing",
     type=click.Choice(["error", "suppress"]),
@@ -229,7 +229,6 @@ def anonymize(
     hierarchy_pairs,
     output,
     columns,
-    identifiers,
     missing,
     materialize,
     drop_suppressed,
@@ -244,12 +243,20 @@ def anonymize(
     """Find the optimal generalization of TABLE and materialize it as --out.
 
     \b
+    Every column of the output needs a role: a QI (--qi), the sensitive attribute (--sa),
+    kept as is (--keep), or an identifier under a mask (--mask COL=METHOD); --columns
+    chooses the output's columns. `anonsql profile TABLE` suggests a role for each.
+
+    \b
     Examples (on the demo database, after `anonsql demo`):
-      anonsql anonymize census --qi age,sex,zip --k 5 --suppression 0.05 --out census_k5
-      anonsql anonymize census --qi age,sex,zip --sa income --k 5 --l 2 --json
+      anonsql anonymize census --qi age,sex,zip --k 5 --suppression 0.05 --out census_k5 \\
+          --keep race,marital_status,education,country,occupation,income
+      anonsql anonymize census --qi age,sex,zip --sa income --k 5 --l 2 --json \\
+          --columns age,sex,zip,income
     """
     from anonsql.anonymization import anonymize as run
 
+    roles = role_values(**{k: goal.pop(k) for k in ROLE_PARAMS})
     spec = _spec(
         qi,
         sa,
@@ -274,7 +281,7 @@ def anonymize(
         hierarchies=_parse_pairs(hierarchy_pairs, "--hierarchy"),
         output=output,
         columns=split_list(columns) or None,
-        identifiers=split_list(identifiers) or None,
+        **roles,
         missing=missing,
         materialize=materialize,
         drop_suppressed=drop_suppressed,
@@ -347,6 +354,8 @@ def status(output: str | None, as_json: bool, db_path: str) -> None:
             f"  now:    {s.rows_now} rows, {s.suppressed_now} suppressed ({s.share_now:.2%}), "
             f"{verdict} the limit of {s.suppression_limit:.2%}"
         )
+        if s.roles:
+            click.echo("  columns: " + ", ".join(f"{c} ({r})" for c, r in s.roles.items()))
     if not all(s.within_limit for s in statuses):
         sys.exit(1)
 

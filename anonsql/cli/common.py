@@ -150,6 +150,82 @@ def _parse_pairs(values: tuple[str, ...], what: str) -> dict[str, str]:
     return out
 
 
+def role_options(fn: Callable) -> Callable:
+    """The roles of the columns that are neither quasi-identifiers nor sensitive (every
+    column of an output needs one), and the masking key's source."""
+    opts = [
+        click.option(
+            "--keep",
+            help="Columns released as they are (declared insensitive), comma-separated.",
+        ),
+        click.option(
+            "--mask",
+            "mask_pairs",
+            multiple=True,
+            help="Identifiers masked in the output: COL=METHOD[,COL=METHOD...] (repeatable); "
+            "METHOD is pseudonym (keyed HMAC), token (format-preserving FF3-1), fake[:KIND] "
+            "(faker), partial:FIRST:LAST, email-domain, null or drop.",
+        ),
+        click.option(
+            "--identifiers",
+            help="Direct identifiers left out of the output (the same as --mask COL=drop).",
+        ),
+        click.option(
+            "--allow-identifying",
+            help="Columns that look like direct identifiers (unique on 95%+ of rows, or "
+            "e-mail, phone, ... values) published anyway, kept raw or as quasi-identifiers.",
+        ),
+        click.option(
+            "--key-file",
+            type=click.Path(dir_okay=False),
+            help="File holding the masking key of pseudonym, token and fake (default: the "
+            "ANONSQL_KEY environment variable). The key is never stored or printed.",
+        ),
+        click.option(
+            "--fake-locale",
+            default="en_US",
+            show_default=True,
+            help="faker's locale for --mask COL=fake.",
+        ),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+#: the parameters :func:`role_options` adds to a command
+ROLE_PARAMS = ("keep", "mask_pairs", "identifiers", "allow_identifying", "key_file", "fake_locale")
+
+
+def role_values(
+    keep: str | None,
+    mask_pairs: tuple[str, ...],
+    identifiers: str | None,
+    allow_identifying: str | None,
+    key_file: str | None,
+    fake_locale: str,
+) -> dict[str, Any]:
+    """The Spec fields of :func:`role_options`."""
+    from anonsql.masking.methods import masks_text
+
+    masks: dict[str, str] = {}
+    for item in mask_pairs:
+        for col, method in masks_text(item, "--mask").items():
+            if col in masks:
+                from anonsql.errors import InputError
+
+                raise InputError(f"--mask: column {col!r} masked twice")
+            masks[col] = method
+    return {
+        "keep": split_list(keep) or None,
+        "masks": masks,
+        "identifiers": split_list(identifiers) or None,
+        "allow_identifying": split_list(allow_identifying) or None,
+        "key_file": key_file,
+        "fake_locale": fake_locale,
+    }
+
+
 def model_options(fn: Callable) -> Callable:
     """The privacy goal, shared by check and anonymize."""
     opts = [
@@ -534,11 +610,16 @@ def run_qis(db, run_id: int | None) -> list[str] | None:
     return list(json.loads(rows[0][0]).get("qis") or []) if rows else None
 
 
-def _print_evaluation(ev, as_json: bool) -> None:
+def _print_evaluation(ev, as_json: bool, roles: dict[str, str] | None = None) -> None:
     if as_json:
-        echo_json("evaluation", ev.to_dict())
+        body = ev.to_dict()
+        if roles is not None:
+            body["roles"] = roles
+        echo_json("evaluation", body)
         return
     click.echo(f"rows {ev.rows}, classes {ev.classes}, suppressed rows {ev.suppressed_rows}")
+    if roles:
+        click.echo("columns: " + ", ".join(f"{c} ({r})" for c, r in roles.items()))
     for m in ev.models:
         state = "holds" if m.holds else "DOES NOT HOLD"
         click.echo(

@@ -11,6 +11,7 @@ from anonsql.cli.common import (
     friendly,
     model_options,
     open_db,
+    role_options,
     split_list,
 )
 
@@ -71,7 +72,7 @@ def demo(rows: int, seed: int, replace: bool, db_path: str) -> None:
     """
     from anonsql.anonymization import Spec
     from anonsql.anonymization import anonymize as run
-    from anonsql.demo.setup import DEMO_OUTPUT, DEMO_QIS, setup_demo
+    from anonsql.demo.setup import DEMO_KEEP, DEMO_OUTPUT, DEMO_QIS, setup_demo
     from anonsql.output.naming import check_may_replace, check_output_name
 
     _check_demo_arguments(rows, seed)
@@ -79,6 +80,7 @@ def demo(rows: int, seed: int, replace: bool, db_path: str) -> None:
     spec = Spec(
         qis=DEMO_QIS,
         sensitive="income",
+        keep=DEMO_KEEP,
         k=5,
         l=2,
         suppression=0.05,
@@ -101,8 +103,9 @@ def demo(rows: int, seed: int, replace: bool, db_path: str) -> None:
     click.echo(cat.drop(columns=["created_at"]).to_string(index=False))
     click.echo()
     click.echo(
-        f"anonymized {result.table!r}: QIs {', '.join(DEMO_QIS)}; 5-anonymity, "
-        f"distinct 2-diversity of income, at most 5% suppressed, metric loss"
+        f"anonymized {result.table!r}: QIs {', '.join(DEMO_QIS)}; sensitive income; kept as "
+        f"they are {', '.join(DEMO_KEEP)}; 5-anonymity, distinct 2-diversity of income, at "
+        f"most 5% suppressed, metric loss"
     )
     _print_result(res)
     click.echo()
@@ -182,7 +185,8 @@ def _table_name(file: str) -> str:
     show_default=True,
     help="As for anonymize (flash, exhaustive, heuristic, greedy, ...).",
 )
-@click.option("--identifiers", help="Direct identifiers, comma-separated: left out.")
+@role_options
+@click.option("--columns", help="Columns of the output, comma-separated (default: all the file's).")
 @click.option(
     "--missing",
     type=click.Choice(["error", "suppress"]),
@@ -205,7 +209,7 @@ def anonymize_file(
     suppression,
     metric,
     algorithm,
-    identifiers,
+    columns,
     missing,
     drop_suppressed,
     as_json,
@@ -223,11 +227,19 @@ def anonymize_file(
           --hierarchies ../shared/data/adult --out adult_k5.csv
     """
     from anonsql.anonymization import anonymize as run
-    from anonsql.cli.common import _echo_result, _progress, _spec, progress_label
+    from anonsql.cli.common import (
+        ROLE_PARAMS,
+        _echo_result,
+        _progress,
+        _spec,
+        progress_label,
+        role_values,
+    )
     from anonsql.cli.hierarchy import hierarchy_files
     from anonsql.export_file import export_file
     from anonsql.hierarchy.loaders import load_file
 
+    roles = role_values(**{k: goal.pop(k) for k in ROLE_PARAMS})
     spec = _spec(
         qi,
         sa,
@@ -236,7 +248,8 @@ def anonymize_file(
         metric=metric,
         algorithm=algorithm,
         output="anonymized",
-        identifiers=split_list(identifiers) or None,
+        columns=split_list(columns) or None,
+        **roles,
         missing=missing,
         materialize="table",
         drop_suppressed=drop_suppressed,

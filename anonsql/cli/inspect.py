@@ -98,7 +98,9 @@ def check(table, qi, sa, levels, suppression, hierarchy_pairs, as_json, db_path,
         )
     else:
         ev = check_table(db, table, spec.qis, models, sa, goal["sa_hierarchy"], **estimate)
-    _print_evaluation(ev, as_json)
+    from anonsql.masking.roles import table_roles
+
+    _print_evaluation(ev, as_json, table_roles(db, table, spec.qis, sa))
     if not all(m.holds for m in ev.models) or (levels and not ev.anonymous):
         sys.exit(MODEL_FAILS)
 
@@ -410,3 +412,30 @@ def report(
         paths = write_report(figures, out_dir)
     for path in paths:
         click.echo(str(path))
+
+
+@click.command()
+@click.argument("table")
+@click.option("--columns", help="Only these columns, comma-separated (default: all).")
+@click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
+@db_option
+@friendly
+def profile(table: str, columns: str | None, as_json: bool, db_path: str) -> None:
+    """What each column of TABLE holds, measured in the engine: type, NULL share, distinct
+    values, the share of rows whose value no other row holds, a detected kind (e-mail,
+    phone, IP address, IBAN, card number, URL, date, postal code, person name, free text,
+    ...), and the role and hierarchy builder anonsql suggests. A column that looks like a
+    direct identifier (unique on 95%+ of rows, or of an identifier kind) is suggested a mask.
+
+    \b
+    Example (on the demo database):
+      anonsql profile census
+    """
+    from anonsql.masking.profile import TableProfile, profile_table
+
+    db = open_db(db_path, create=False)
+    prof = TableProfile(table, profile_table(db, table, split_list(columns) or None))
+    if as_json:
+        echo_json("profile", prof.to_dict())
+    else:
+        click.echo(prof.text())

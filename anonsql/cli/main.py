@@ -37,6 +37,7 @@ for command in (
     data.anonymize_file,
     hierarchy.hierarchy,
     inspect.check,
+    inspect.profile,
     inspect.metrics,
     anonymize.anonymize,
     sql.sql_cmd,

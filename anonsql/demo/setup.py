@@ -25,6 +25,8 @@ from anonsql.resources import resource_dir
 
 #: the demo's quasi-identifiers (income is its sensitive attribute)
 DEMO_QIS = ["age", "sex", "race", "marital_status", "education", "zip"]
+#: the demo's columns released as they are (declared insensitive: every column has a role)
+DEMO_KEEP = ["country", "occupation"]
 #: the view ``anonsql demo`` anonymizes the demo table into
 DEMO_OUTPUT = "census_anonymized"
 

@@ -32,7 +32,14 @@ ALGORITHMS = {
 }
 #: options of an anonymized view's PARAMETERS (the rest come from COLUMN clauses and CREATE)
 VIEW_PARAMETERS = sorted(set(OPTIONS) - {"qi", "sensitive", "hierarchy", "output", "materialize"})
-COLUMN_PARAMETERS = ("is_quasi_identifier", "is_sensitive", "is_identifier", "hierarchy")
+COLUMN_PARAMETERS = (
+    "is_quasi_identifier",
+    "is_sensitive",
+    "is_identifier",
+    "is_insensitive",
+    "mask",
+    "hierarchy",
+)
 
 
 @dataclass
@@ -160,6 +167,8 @@ def _plan_view(st: AnonymizedCreate) -> Plan:
         raise InputError(f"{head}: ALGORITHM {algorithm!r} needs the parameter {needed!r}")
     qis: list[str] = []
     identifiers: list[str] = []
+    keep: list[str] = []
+    masks: dict[str, str] = {}
     hierarchies: dict[str, Any] = {}
     seen: set[str] = set()
     for col in st.args.get("columns") or []:
@@ -167,8 +176,12 @@ def _plan_view(st: AnonymizedCreate) -> Plan:
         if name in seen:
             raise InputError(f"{head}: COLUMN {name} appears twice")
         seen.add(name)
-        if params.get("is_identifier"):
+        if "mask" in params:
+            masks[name] = params["mask"]  # a direct identifier, released masked
+        elif params.get("is_identifier"):
             identifiers.append(name)  # SAP HANA's direct identifiers: never released
+        if params.get("is_insensitive"):
+            keep.append(name)  # released as it is
         if params.get("is_quasi_identifier"):
             qis.append(name)
             if "hierarchy" in params:
@@ -192,6 +205,10 @@ def _plan_view(st: AnonymizedCreate) -> Plan:
         values["hierarchy"] = hierarchies
     if identifiers:
         values["identifiers"] = identifiers
+    if keep:
+        values["keep"] = keep
+    if masks:
+        values["mask"] = {**values.get("mask", {}), **masks}
     options = run_options(values, head)
     replace = bool(st.args.get("replace"))
     options.spec.replace = options.spec.replace or replace  # SQL's OR REPLACE replaces anything
@@ -211,13 +228,25 @@ def _column(col: AnonymizationColumn, head: str) -> tuple[str, dict[str, Any]]:
             f"{where}: unknown parameter(s) {', '.join(map(repr, unknown))}; use "
             f"{', '.join(COLUMN_PARAMETERS)}"
         )
-    flags = ("is_quasi_identifier", "is_sensitive", "is_identifier")
+    flags = ("is_quasi_identifier", "is_sensitive", "is_identifier", "is_insensitive")
     for flag in flags:
         if flag in params and not isinstance(params[flag], bool):
             raise InputError(f"{where}: {flag!r} must be true or false, not {params[flag]!r}")
-    if sum(bool(params.get(f)) for f in flags) > 1:
+    if "mask" in params:
+        if not isinstance(params["mask"], str):
+            raise InputError(f"{where}: 'mask' is a masking method such as \"pseudonym\"")
+        from anonsql.masking.methods import parse_mask
+
+        parse_mask(name, params["mask"])
+        if params.get("is_identifier") is False:
+            raise InputError(f"{where}: a masked column is a direct identifier")
+    roles = sum(bool(params.get(f)) for f in flags if f != "is_identifier") + bool(
+        params.get("is_identifier") or "mask" in params
+    )
+    if roles > 1:
         raise InputError(
-            f"{where}: a column is one of a quasi-identifier, sensitive or a direct identifier"
+            f"{where}: a column is one of a quasi-identifier, sensitive, insensitive (kept) "
+            f"or a direct identifier (masked)"
         )
     if "hierarchy" in params and not isinstance(params["hierarchy"], str | dict):
         raise InputError(f"{where}: 'hierarchy' is a catalog name or a definition object")

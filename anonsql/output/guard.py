@@ -41,6 +41,7 @@ from sqlglot import exp
 from anonsql.backend.sql_templates import column, ident, table, template
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import NODES
+from anonsql.masking.methods import Mask, sql_digest, sql_mask
 from anonsql.models.base import PrivacyModel
 from anonsql.models.compile import SENSITIVE_ORDER
 from anonsql.output.materialize import SUPPRESSED_LABEL
@@ -51,6 +52,13 @@ from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
 PREFIX = "__anonsql_"
 #: the relations the model templates read, renamed to prefixed CTEs here
 _MODEL_RELATIONS = ("classes", "class_sensitive", "overall")
+
+
+@dataclass(frozen=True)
+class _Lookup:
+    """A keyed mask's column, read from its token join (aliased ``alias``)."""
+
+    alias: str
 
 
 @dataclass
@@ -278,8 +286,13 @@ def guarded_query(
     drop_suppressed: bool = False,
     roots: list[int] | None = None,
     flag: bool = False,
+    masks: dict[str, Mask] | None = None,
+    output: str | None = None,
 ) -> exp.Select:
     """SELECT of the released rows of ``source`` (``columns``, QIs as labels).
+
+    ``masks``: the masking method of each identifier among ``columns``; a keyed one reads its
+    tokens from ``anonsql_masks`` under ``output`` (a value without a token reads NULL).
 
     With ``roots`` (each QI's root node id) the rows also carry, per QI j, the original value
     ``__o<j>`` and the released node ``__n<j>`` (the root for suppressed rows): what the
@@ -485,8 +498,40 @@ def guarded_query(
             q = q.select(exp.alias_(_raw(name), f"__o{j}"), exp.alias_(node, f"__n{j}"), copy=False)
     if flag:
         q = q.select(exp.alias_(suppressed.copy(), "__suppressed"), copy=False)
+    masks = masks or {}
+    keyed = [c for c, m in masks.items() if m.keyed]
+    for j, c in enumerate(keyed):
+        if c not in columns:
+            continue
+        if output is None:
+            raise InputError(
+                "a keyed mask needs the output's name (its tokens are stored under it)"
+            )
+        # one small hash join per keyed column: the row's value, by its digest, to its token
+        mk = f"{PREFIX}mask{j}"
+        lookup = (
+            exp.select(_c("digest"), _c("token"))
+            .from_(table("anonsql_masks"))
+            .where(
+                _c("output").eq(exp.convert(output)),
+                _c("col").eq(exp.convert(c)),
+                copy=False,
+            )
+        )
+        q = q.join(
+            exp.alias_(lookup.subquery(), mk, table=True),
+            on=_c("digest", mk).eq(sql_digest(column(c, "s"), dialect)),
+            join_type="left",
+            copy=False,
+        )
+        masks = {**masks, c: _Lookup(mk)}
     for c in columns:
-        if c in qis:
+        mask = masks.get(c)
+        if isinstance(mask, _Lookup):
+            q = q.select(exp.alias_(_c("token", mask.alias), ident(c)), copy=False)
+        elif mask is not None:
+            q = q.select(exp.alias_(sql_mask(mask, column(c, "s")), ident(c)), copy=False)
+        elif c in qis:
             value = labels[qis.index(c)]
             if not drop_suppressed:
                 value = exp.Case(

@@ -1,5 +1,6 @@
 """Provenance of runs (``anonsql_runs``), the recodings multidimensional outputs read
-(``anonsql_recodings``, keyed by output), and the solution space of each run
+(``anonsql_recodings``, keyed by output), the tokens of keyed masks (``anonsql_masks``, keyed
+by output), and the solution space of each run
 (``anonsql_solutions``). An output's current run is the latest run that wrote it."""
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ class Provenance:
                 "create_runs",
                 "create_solutions",
                 "create_recodings",
+                "create_masks",
             ):
                 backend.execute(self._t(f"output/{name}"))
-            backend.restrict_access("anonsql_runs", "anonsql_solutions", "anonsql_recodings")
+            backend.restrict_access(
+                "anonsql_runs", "anonsql_solutions", "anonsql_recodings", "anonsql_masks"
+            )
             backend.schemas_ready.add("provenance")
 
     def _t(self, name: str, /, **params: Any):
@@ -64,6 +68,14 @@ class Provenance:
         frame = pd.DataFrame({"original": original, "generalized": generalized, "nodes": nodes})
         self._insert_frame("output/insert_recodings", frame, run_id=run_id, output=output)
         self.backend.refresh_statistics("anonsql_recodings")
+
+    def replace_masks(self, run_id: int, output: str, frame: pd.DataFrame | None) -> None:
+        """The tokens of ``output``'s keyed masks (``col``, ``digest``, ``token``), replacing
+        the ones an earlier run wrote for that output."""
+        self.backend.execute(self._t("output/delete_masks_of_output", output=output))
+        if frame is not None and len(frame):
+            self._insert_frame("output/insert_masks", frame, run_id=run_id, output=output)
+            self.backend.refresh_statistics("anonsql_masks")
 
     def record_solutions(self, run_id: int, frame: pd.DataFrame) -> None:
         if len(frame):

@@ -43,6 +43,7 @@ def build_report(
     params = json.loads(row["parameters"])
     levels = json.loads(row["levels"]) if row["levels"] else {}
     measures = json.loads(row["measures"]) if row["measures"] else {}
+    from anonsql.masking.roles import run_roles
     from anonsql.output.writer import lattice_size_of_run
 
     output = row["output"]
@@ -68,6 +69,7 @@ def build_report(
         "risk": _risk(sizes, records, int(suppressed)),
         "loss_per_qi": measures.get("per_qi"),
         "solutions": _solutions(be, run_id),
+        "roles": run_roles(params),
     }
     if measures.get("passes"):
         # rho-Gain and local recoding (anonsql.algorithms.rho_gain): one row per pass over
@@ -354,6 +356,9 @@ def render_html(r: dict[str, Any]) -> str:
         rows.append(
             (f"journalist risk vs {j['population']} (max / avg)", _pair(j["max"], j["avg"]))
         )
+    roles = r.get("roles") or {}
+    if roles:
+        rows.append(("columns (role)", ", ".join(f"{c}: {role}" for c, role in roles.items())))
     table_html = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
     passes_html = _passes_html(r)
     sizes = r["class_sizes"]

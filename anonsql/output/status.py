@@ -9,7 +9,7 @@ versions, current rows) and replaces the output atomically: a failure leaves it 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from anonsql.errors import InputError
@@ -31,6 +31,8 @@ class OutputStatus:
     within_limit: bool
     #: a table is a snapshot: "now" is what a refresh would release from today's source
     snapshot: bool
+    #: each output column's role (quasi-identifier, sensitive, kept, masked: METHOD)
+    roles: dict[str, str] = field(default_factory=dict)
 
     @property
     def share_at_run(self) -> float:
@@ -65,6 +67,7 @@ def find_output(db, output: str) -> dict[str, Any]:
 
 def output_status(db, output: str | None = None) -> list[OutputStatus]:
     """The status of one output, or of every output anonsql wrote that still exists."""
+    from anonsql.masking.roles import run_roles
     from anonsql.output.writer import suppressed_now
 
     runs = [find_output(db, output)] if output is not None else list(_runs(db).values())
@@ -88,6 +91,7 @@ def output_status(db, output: str | None = None) -> list[OutputStatus]:
                 suppressed_now=supp_now,
                 within_limit=supp_now <= limit * rows_now,
                 snapshot=(run["materialize"] == "table"),
+                roles=run_roles(params),
             )
         )
     return out

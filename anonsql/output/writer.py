@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from sqlglot import exp
@@ -30,6 +30,10 @@ from anonsql.output.naming import record_written
 from anonsql.output.provenance import Provenance
 from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
 
+if TYPE_CHECKING:
+    from anonsql.masking.roles import Roles
+    from anonsql.masking.tokens import Tokens
+
 
 def make_guard(db, spec: Any, models: list[PrivacyModel], sensitive_key: str | None) -> Guard:
     top = None
@@ -42,24 +46,30 @@ def make_guard(db, spec: Any, models: list[PrivacyModel], sensitive_key: str | N
 
 
 def output_columns(spec: Any, columns: list[str]) -> list[str]:
-    """The output's columns: the chosen ones less the direct identifiers."""
-    dropped = set(spec.identifiers or [])
+    """The output's columns: the chosen ones less the dropped identifiers."""
+    from anonsql.masking.roles import declared_masks
+
+    dropped = {c for c, m in declared_masks(spec).items() if m.method == "drop"}
     return [c for c in columns if c not in dropped]
 
 
 def publish(
     db,
     source: str,
-    columns: list[str],
+    roles: Roles,
     spec: Any,
     outcome: Outcome,
     keys: list[str],
     sensitive_key: str | None,
     timings: dict[str, float],
+    tokens: Tokens | None = None,
 ) -> int:
     """Write ``outcome``'s recoding as ``spec.output`` in one transaction; returns the run id.
-    Call inside the run's transaction when the run stored hierarchies of its own."""
+    Call inside the run's transaction when the run stored hierarchies of its own. ``roles``
+    says what each output column is (:func:`anonsql.masking.roles.resolve_roles`);
+    ``tokens`` holds the keyed masks' tokens (:func:`anonsql.masking.tokens.prepare_tokens`)."""
     backend = db.backend
+    masks = {**roles.masks, **(tokens.masks if tokens else {})}
     guard = make_guard(db, spec, outcome.models, sensitive_key)
     recoding: Recoding = outcome.recoding
     t0 = time.perf_counter()
@@ -71,14 +81,17 @@ def publish(
             prov.replace_recodings(
                 run_id, spec.output, recoding.original, recoding.generalized, recoding.nodes
             )
+        prov.replace_masks(run_id, spec.output, tokens.frame if tokens else None)
         query = guarded_query(
             backend.dialect,
             source,
-            output_columns(spec, columns),
+            roles.columns,
             list(spec.qis),
             recoding,
             guard,
             spec.drop_suppressed,
+            masks=masks,
+            output=spec.output,
         )
         replace_output(db, spec.materialize, spec.output, query)
         record_written(db, spec.output, "anonymize")
@@ -98,7 +111,10 @@ def publish(
         params["models"] = [m.describe() for m in outcome.models]
         # the Spec's own "recoding" (global/local) stays; the output's kind goes beside it
         params["recoding_kind"] = recoding.kind
-        params["columns"] = output_columns(spec, columns)
+        params["columns"] = list(roles.columns)
+        # each column's role, and the masks as run (fake's kind resolved); no key material
+        params["roles"] = roles.describe()
+        params["masks"] = {**dict(spec.masks or {}), **{c: m.text() for c, m in masks.items()}}
         timings["materialize"] = time.perf_counter() - t0
         prov.record_run(
             run_id,
@@ -208,6 +224,9 @@ def run_query(
             f"hierarchy-node encodings need a hierarchy for every QI"
         )
     columns = list(params.get("columns") or db.backend.columns(run["source"]))
+    from anonsql.masking.methods import parse_masks
+
+    masks = {c: m for c, m in parse_masks(params.get("masks") or {}).items() if c in columns}
     query = guarded_query(
         dialect or db.backend.dialect,
         run["source"],
@@ -220,6 +239,8 @@ def run_query(
         if roots
         else ([-1 if h is None else h.root for h in hs] if originals else None),
         flag=flag,
+        masks=masks,
+        output=run["output"],
     )
     return query, {"qis": qis, "columns": columns, "keys": keys, "hierarchies": hs}
 

@@ -1,0 +1,1 @@
+DELETE FROM anonsql_masks WHERE output = :output
