@@ -20,7 +20,7 @@ from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.masking.keys import KEY_ENV, MaskKey, load_key
-from anonsql.masking.methods import Mask, Tokenizer, parse_mask, sql_mask
+from anonsql.masking.methods import Tokenizer, parse_mask, sql_mask
 from anonsql.masking.profile import profile_table
 from tests.helpers.people import KEY, OTHER_KEY, QIS, cells, file_hits, load_people, raw_values
 
@@ -284,8 +284,16 @@ def test_the_key_reaches_no_file_and_no_message(tmp_path, monkeypatch):
     for materialize in ("view", "table"):
         res = runner.invoke(
             cli,
-            [*args, "--out", f"o_{materialize}", "--materialize", materialize, *common]
-            + ["--mask", "name=token,email=pseudonym,phone=partial:0:2"],
+            [
+                *args,
+                "--out",
+                f"o_{materialize}",
+                "--materialize",
+                materialize,
+                *common,
+                "--mask",
+                "name=token,email=pseudonym,phone=partial:0:2",
+            ],
         )
         assert res.exit_code == 0, res.output
         outputs.append(res.output)
@@ -360,14 +368,14 @@ def test_sql_statements_declare_roles_and_masks(people_db, key_env):
     con = Connection(db)
     con.sql(
         "CREATE VIEW v AS SELECT * FROM people WITH ANONYMIZATION (ALGORITHM 'L-DIVERSITY' "
-        "PARAMETERS '{\"k\": 5, \"l\": 2}' "
+        'PARAMETERS \'{"k": 5, "l": 2}\' '
         "COLUMN birth_date PARAMETERS '{\"is_quasi_identifier\": true}' "
         "COLUMN zip PARAMETERS '{\"is_quasi_identifier\": true}' "
         "COLUMN gender PARAMETERS '{\"is_quasi_identifier\": true}' "
         "COLUMN diagnosis PARAMETERS '{\"is_sensitive\": true}' "
         "COLUMN income PARAMETERS '{\"is_insensitive\": true}' "
-        "COLUMN name PARAMETERS '{\"mask\": \"pseudonym\"}' "
-        "COLUMN email PARAMETERS '{\"mask\": \"email-domain\"}' "
+        'COLUMN name PARAMETERS \'{"mask": "pseudonym"}\' '
+        'COLUMN email PARAMETERS \'{"mask": "email-domain"}\' '
         "COLUMN phone PARAMETERS '{\"is_identifier\": true}')"
     )
     view = db.backend.fetch_df("SELECT * FROM v")
@@ -423,9 +431,22 @@ def test_anonymize_file_masks(tmp_path, key_env):
     out = tmp_path / "out.csv"
     res = CliRunner().invoke(
         cli,
-        ["anonymize-file", str(src), "--qi", "zip,gender", "--k", "5", "--out", str(out)]
-        + ["--algorithm", "mondrian", "--keep", "income,diagnosis"]
-        + ["--mask", "name=token,email=email-domain,phone=pseudonym,birth_date=drop"],
+        [
+            "anonymize-file",
+            str(src),
+            "--qi",
+            "zip,gender",
+            "--k",
+            "5",
+            "--out",
+            str(out),
+            "--algorithm",
+            "mondrian",
+            "--keep",
+            "income,diagnosis",
+            "--mask",
+            "name=token,email=email-domain,phone=pseudonym,birth_date=drop",
+        ],
     )
     assert res.exit_code == 0, res.output
     assert file_hits(out, raw_values(frame)) == []

@@ -191,5 +191,14 @@ def table_roles(db, table_name: str, qis: list[str], sensitive: str | None) -> d
 
 
 __all__ = [
+    "KEPT",
+    "LABEL",
+    "MASKED",
+    "QI",
+    "SENSITIVE",
+    "Roles",
+    "declared_masks",
+    "resolve_roles",
     "run_roles",
-    "table_roles","KEPT", "LABEL", "MASKED", "QI", "SENSITIVE", "Roles", "declared_masks", "resolve_roles"]
+    "table_roles",
+]
