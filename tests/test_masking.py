@@ -112,7 +112,7 @@ def test_a_column_with_two_roles_is_an_error(people_db):
         {"masks": {"diagnosis": "null"}},
         {"keep": ["name"], "masks": {"name": "null"}},
     ):
-        with pytest.raises(InputError, match="cannot be both|two roles"):
+        with pytest.raises(InputError, match=r"cannot be both|two roles"):
             anonymize(db, "people", _spec(output="v", **extra))
 
 
