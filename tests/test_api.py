@@ -20,7 +20,18 @@ from tests import brute
 from tests.test_anonymize import _snapshot
 
 QIS = ["age", "sex", "zip"]
-GOAL = {"qi": QIS, "k": 5, "suppression": 0.05}
+#: the demo census's columns; every column of an output has a role, and the ones that are
+#: neither a QI nor the sensitive attribute are released as they are (``keep``)
+CENSUS = ["age", "sex", "race", "marital_status", "education", "zip", "country", "occupation"]
+CENSUS += ["income"]
+
+
+def _keep(sensitive: str | None = None) -> list[str]:
+    """The census columns kept as they are beside ``QIS`` and ``sensitive``."""
+    return [c for c in CENSUS if c not in QIS and c != sensitive]
+
+
+GOAL = {"qi": QIS, "k": 5, "suppression": 0.05, "keep": _keep()}
 
 
 @pytest.fixture
@@ -81,6 +92,7 @@ database = "w.duckdb"
 table = "census"
 qi = ["age", "sex", "zip"]
 sensitive = "income"
+keep = KEEP
 k = 5
 l = 2
 suppression = 0.05
@@ -98,7 +110,7 @@ zip = "zip"
 def test_spec_files_toml_and_json(census_file):
     folder = census_file.parent
     (folder / "sex.csv").write_text("female;*\nmale;*\n")
-    (folder / "spec.toml").write_text(SPEC_TOML)
+    (folder / "spec.toml").write_text(SPEC_TOML.replace("KEEP", json.dumps(_keep("income"))))
     r = CliRunner().invoke(cli, ["run", str(folder / "spec.toml"), "--json"])
     assert r.exit_code == 0, r.output
     summary = json.loads(r.output)
@@ -107,7 +119,7 @@ def test_spec_files_toml_and_json(census_file):
     assert "age_by_10" in db.hierarchies.names()
     assert _k_ok(db.backend.fetch_df("SELECT * FROM census_spec"), QIS, 5)
     db.close()
-    spec = {"table": "census", "qi": QIS, "k": 3, "output": "census_json"}
+    spec = {"table": "census", "qi": QIS, "k": 3, "output": "census_json", "keep": _keep()}
     (folder / "spec.json").write_text(json.dumps(spec))
     r = CliRunner().invoke(cli, ["run", str(folder / "spec.json"), "--db", str(census_file)])
     assert r.exit_code == 0 and "wrote view 'census_json'" in r.output, r.output
@@ -146,8 +158,8 @@ def test_sql_command_runs_statements_and_files(census_file, tmp_path):
     db = ["--db", str(census_file)]
     r = runner.invoke(
         cli,
-        ["sql", "ANONYMIZE TABLE census INTO s5 WITH (k = 5, qi = (age, sex, zip)); "
-         "SELECT k FROM anonsql_k('s5', ['age', 'sex', 'zip'])", "--json", *db],
+        ["sql", f"ANONYMIZE TABLE census INTO s5 WITH (k = 5, qi = (age, sex, zip), keep = "
+         f"({', '.join(_keep())})); SELECT k FROM anonsql_k('s5', ['age', 'sex', 'zip'])", "--json", *db],
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     assert '"output": "s5"' in r.output and '"kind": "query"' in r.output
@@ -166,7 +178,8 @@ def test_report_json_and_html(census_file, tmp_path):
     con = anonsql.connect(census_file)
     run = con.sql(
         "ANONYMIZE TABLE census INTO r5 WITH (k = 5, l = 2, qi = (age, sex, zip), "
-        "sensitive = income, suppression = 0.05, solutions = TRUE)"
+        f"sensitive = income, suppression = 0.05, solutions = TRUE, keep = "
+        f"({', '.join(_keep('income'))}))"
     )
     report = build_report(con.database, run.run_id, population="census")
     assert report["transformation"] == run.levels

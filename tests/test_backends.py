@@ -19,6 +19,15 @@ from anonsql.hierarchy import builders
 from anonsql.output.provenance import Provenance
 
 QIS = ["age", "sex", "zip"]
+COLUMNS = ["id", "age", "sex", "zip", "disease"]  # people()'s
+
+
+def roles(qis=QIS, sensitive: str | None = None) -> dict:
+    """The other columns' roles for a run on people(): every column that is neither a QI nor
+    the sensitive attribute is released as it is. 'id' is the tests' row key (the outputs
+    are compared row by row), published on purpose although it is unique."""
+    keep = [c for c in COLUMNS if c not in qis and c != sensitive]
+    return {"keep": keep, "allow_identifying": ["id"]}
 
 
 def people(n: int = 400, seed: int = 3) -> pd.DataFrame:
@@ -54,9 +63,26 @@ def summary(result) -> tuple:
 
 
 SPECS = [
-    Spec(qis=QIS, k=5, suppression=0.0, output="out"),
-    Spec(qis=QIS, sensitive="disease", k=4, l=2, suppression=0.05, output="out"),
-    Spec(qis=QIS, sensitive="disease", k=3, t=0.3, suppression=0.1, output="out", metric="aecs"),
+    Spec(qis=QIS, k=5, suppression=0.0, output="out", **roles()),
+    Spec(
+        qis=QIS,
+        sensitive="disease",
+        k=4,
+        l=2,
+        suppression=0.05,
+        output="out",
+        **roles(sensitive="disease"),
+    ),
+    Spec(
+        qis=QIS,
+        sensitive="disease",
+        k=3,
+        t=0.3,
+        suppression=0.1,
+        output="out",
+        metric="aecs",
+        **roles(sensitive="disease"),
+    ),
 ]
 
 
@@ -86,10 +112,12 @@ def test_same_result_as_duckdb(engine):
     import anonsql
 
     native = db.backend.con if engine.name == "postgres" else db.backend.session
-    api_run = anonsql.anonymize((native, "people"), {"qis": QIS, "k": 5, "output": "api_out"})
+    api_run = anonsql.anonymize(
+        (native, "people"), {"qis": QIS, "k": 5, "output": "api_out", **roles()}
+    )
     assert api_run.levels == anonymize(ref, "people", SPECS[0]).levels
     # GAA runs on the engine too, and agrees with DuckDB
-    spec = Spec(qis=QIS, k=6, algorithm="greedy", output="greedy_out")
+    spec = Spec(qis=QIS, k=6, algorithm="greedy", output="greedy_out", **roles())
     assert anonymize(db, "people", spec).levels == anonymize(ref, "people", spec).levels
     pd.testing.assert_frame_equal(output_rows(db, "greedy_out"), output_rows(ref, "greedy_out"))
 
@@ -112,7 +140,7 @@ def test_random_tables_postgres(pg_url, n, seed, k, supp):
     try:
         setup(db, frame, name=f"p{seed}_{n}")
         ref.backend.write_frame(f"p{seed}_{n}", frame)
-        spec = Spec(qis=QIS, k=k, suppression=supp, output=f"o{seed}_{n}", replace=True)
+        spec = Spec(qis=QIS, k=k, suppression=supp, output=f"o{seed}_{n}", replace=True, **roles())
         try:
             expected = anonymize(ref, f"p{seed}_{n}", spec)
         except InputError:
@@ -142,7 +170,7 @@ def test_hostile_identifiers(engine):
     db.backend.write_frame("people", frame)
     setup(db, frame, name=evil, cols=cols)
     out_name = evil + ("_out" if engine.name == "spark" else " out")
-    spec = Spec(qis=list(cols.values()), k=3, suppression=0.05, output=out_name)
+    spec = Spec(qis=list(cols.values()), k=3, suppression=0.05, output=out_name, **roles())
     result = anonymize(db, evil, spec)
     out = db.backend.fetch_df(exp.select("*").from_(table(out_name)))
     assert len(out) == 120 and list(out.columns) == list(frame.columns)
@@ -154,11 +182,11 @@ def test_rerun_replaces_and_failure_leaves_everything(engine, monkeypatch):
     frame = people(200)
     db = engine()
     setup(db, frame)
-    anonymize(db, "people", Spec(qis=QIS, k=5, suppression=0.05, output="out"))
+    anonymize(db, "people", Spec(qis=QIS, k=5, suppression=0.05, output="out", **roles()))
     first = output_rows(db, "out")
-    anonymize(db, "people", Spec(qis=QIS, k=5, output="out", materialize="table"))
+    anonymize(db, "people", Spec(qis=QIS, k=5, output="out", materialize="table", **roles()))
     assert db.backend.relation_kind("out") == "table"
-    anonymize(db, "people", Spec(qis=QIS, k=3, suppression=0.05, output="out"))
+    anonymize(db, "people", Spec(qis=QIS, k=3, suppression=0.05, output="out", **roles()))
     assert db.backend.relation_kind("out") == "view"
     before = (
         output_rows(db, "out"),
@@ -172,9 +200,9 @@ def test_rerun_replaces_and_failure_leaves_everything(engine, monkeypatch):
 
     monkeypatch.setattr(Provenance, "record_run", broken)
     with pytest.raises(RuntimeError):
-        anonymize(db, "people", Spec(qis=QIS, k=8, output="out", materialize="table"))
+        anonymize(db, "people", Spec(qis=QIS, k=8, output="out", materialize="table", **roles()))
     with pytest.raises(RuntimeError):
-        anonymize(db, "people", Spec(qis=QIS, k=8, output="fresh"))
+        anonymize(db, "people", Spec(qis=QIS, k=8, output="fresh", **roles()))
     monkeypatch.undo()
     assert db.backend.relation_kind("out") == "view"
     assert not db.backend.table_exists("fresh")
@@ -208,10 +236,10 @@ def test_missing_table_and_bad_input_create_nothing(engine):
     with pytest.raises(InputError, match="no column 'agee'"):
         anonymize(db, "people", Spec(qis=["agee"], k=2, output="out"))
     with pytest.raises(InputError, match="has no hierarchy"):
-        anonymize(db, "people", Spec(qis=["age"], k=2, output="out"))
+        anonymize(db, "people", Spec(qis=["age"], k=2, output="out", **roles(qis=["age"])))
     with pytest.raises(InputError, match="k = 500"):
         setup(db, people(50))
-        anonymize(db, "people", Spec(qis=QIS, k=500, output="out"))
+        anonymize(db, "people", Spec(qis=QIS, k=500, output="out", **roles()))
     assert not db.backend.table_exists("out")
     assert not db.backend.table_exists("anonsql_runs")
 
@@ -265,7 +293,9 @@ def test_cli_against_postgres(pg_url, tmp_path):
     assert "census_anonymized" in r.output
     r = runner.invoke(cli, ["sql", "SELECT COUNT(*) AS n FROM census_anonymized", "--db", pg_url])
     assert r.exit_code == 0 and "800" in r.output, r.output
-    stmt = "ANONYMIZE TABLE census INTO c2 WITH (k = 2, qi = (sex, race))"
+    # the demo table's other columns are released as they are
+    kept = "age, marital_status, education, zip, country, occupation, income"
+    stmt = f"ANONYMIZE TABLE census INTO c2 WITH (k = 2, qi = (sex, race), keep = ({kept}))"
     r = runner.invoke(cli, ["sql", stmt + "; SELECT COUNT(*) AS n FROM c2", "--db", pg_url])
     assert r.exit_code == 0 and "800" in r.output, r.output
     r = runner.invoke(cli, ["sql", "SELECT * FROM nowhere", "--db", pg_url])

@@ -33,15 +33,32 @@ from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError, MissingValuesError
 from anonsql.hierarchy import builders
-from tests.test_backends import QIS, output_rows, people, setup
+from tests.test_backends import QIS, output_rows, people, roles, setup
 
 #: a budget no histogram fits: every node's classes come from the engine
 TINY = 1
 
 SPECS = [
-    Spec(qis=QIS, k=5, suppression=0.0, output="out"),
-    Spec(qis=QIS, sensitive="disease", k=4, l=2, suppression=0.05, output="out"),
-    Spec(qis=QIS, sensitive="disease", k=3, t=0.3, suppression=0.1, output="out", metric="aecs"),
+    Spec(qis=QIS, k=5, suppression=0.0, output="out", **roles()),
+    Spec(
+        qis=QIS,
+        sensitive="disease",
+        k=4,
+        l=2,
+        suppression=0.05,
+        output="out",
+        **roles(sensitive="disease"),
+    ),
+    Spec(
+        qis=QIS,
+        sensitive="disease",
+        k=3,
+        t=0.3,
+        suppression=0.1,
+        output="out",
+        metric="aecs",
+        **roles(sensitive="disease"),
+    ),
 ]
 
 
@@ -167,9 +184,9 @@ def _random_table_run(n, seed, k, supp, with_l):
     ref, db = Database.open(":memory:"), Database.open(":memory:")
     setup(ref, frame)
     setup(db, frame)
-    spec = Spec(qis=QIS, k=k, suppression=supp, output="out")
+    spec = Spec(qis=QIS, k=k, suppression=supp, output="out", **roles())
     if with_l:
-        spec = dataclasses.replace(spec, sensitive="disease", l=2)
+        spec = dataclasses.replace(spec, sensitive="disease", l=2, **roles(sensitive="disease"))
     try:
         expected = anonymize(ref, "people", spec)
     except InputError:  # no anonymous node: the engine run must say so too
@@ -214,7 +231,15 @@ def test_adult_same_answer(db):
     load_adult(db)
     ref = Database.open(":memory:")
     load_adult(ref)
-    spec = Spec(qis=ADULT_QIS[:6], sensitive="occupation", k=5, l=2, suppression=0.02, output="out")
+    spec = Spec(
+        qis=ADULT_QIS[:6],
+        sensitive="occupation",
+        k=5,
+        l=2,
+        suppression=0.02,
+        output="out",
+        keep=["workclass", "salary-class"],  # Adult's other columns, released as they are
+    )
     same_run(ref, db, spec, source="adult")
 
 
@@ -260,6 +285,7 @@ def test_every_surface_takes_the_budget(tmp_path):
         cli,
         [
             *("anonymize", "people", "--qi", ",".join(QIS), "--k", "3"),
+            *("--keep", "id,disease", "--allow-identifying", "id"),
             *("--memory-budget", "1B", "--out", "o1", "--json", "--db", str(path)),
         ],
     )
@@ -277,6 +303,7 @@ def test_every_surface_takes_the_budget(tmp_path):
     spec_file = tmp_path / "s.toml"
     spec_file.write_text(
         f'database = "{path}"\ntable = "people"\nqi = ["age", "sex", "zip"]\nk = 3\n'
+        'keep = ["id", "disease"]\nallow_identifying = ["id"]\n'
         'memory_budget = "1B"\noutput = "o2"\n'
     )
     res = CliRunner().invoke(cli, ["run", str(spec_file), "--json"])
@@ -286,15 +313,16 @@ def test_every_surface_takes_the_budget(tmp_path):
     with anonsql.connect(str(path)) as con:
         run = con.sql(
             "ANONYMIZE TABLE people INTO o3 WITH (k = 3, qi = (age, sex, zip), "
-            "memory_budget = '1B')"
+            "keep = (id, disease), allow_identifying = (id), memory_budget = '1B')"
         )
         assert run.measures["nodes_in_engine"] >= 1
-    run = anonsql.anonymize((str(path), "people"), {"qi": QIS, "k": 3, "memory_budget": 1})
+    goal = {"qi": QIS, "k": 3, **roles()}
+    run = anonsql.anonymize((str(path), "people"), {**goal, "memory_budget": 1})
     assert run.measures["nodes_in_engine"] >= 1
-    run = anonsql.anonymize((str(path), "people"), {"qi": QIS, "k": 3})
+    run = anonsql.anonymize((str(path), "people"), goal)
     assert "nodes_in_engine" not in run.measures
     with pytest.raises(InputError, match="memory"):
-        anonsql.anonymize((str(path), "people"), {"qi": QIS, "k": 3, "memory_budget": "x"})
+        anonsql.anonymize((str(path), "people"), {**goal, "memory_budget": "x"})
 
 
 def test_hierarchy_without_every_level_refused(db):
@@ -664,7 +692,9 @@ def test_the_output_is_written_under_the_held_limit(db, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(an, "publish", watching)
-    spec = Spec(qis=QIS, k=3, suppression=0.05, output="out_held", memory_budget=TINY)
+    spec = Spec(
+        qis=QIS, k=3, suppression=0.05, output="out_held", memory_budget=TINY, **roles()
+    )
     result = anonymize(db, "people", spec)
     assert result.measures["nodes_in_engine"] > 0
     assert seen and seen[0] < 4 << 30

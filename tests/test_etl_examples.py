@@ -97,6 +97,12 @@ def test_dbt_build_runs_the_readme_model_and_package_tests(tmp_path, warehouse):
         "          arguments: {qis: [age, sex, zip], k: 100000}\n"
         "          config: {severity: warn}\n"
     )
+    # and a role test the model must fail: income left out of the declared columns
+    schema += (
+        "      - anonsql.has_roles:\n"
+        "          arguments: {qis: [age, sex, zip]}\n"
+        "          config: {severity: warn}\n"
+    )
     (project / "models" / "schema.yml").write_text(schema)
     env = {
         **os.environ,
@@ -125,8 +131,10 @@ def test_dbt_build_runs_the_readme_model_and_package_tests(tmp_path, warehouse):
     assert summary, out
     passed, warned, errors = map(int, summary.groups())
     assert errors == 0
-    assert warned == 1 + l_fails  # the k = 100000 test, and l_diverse if it fails
-    assert passed == 1 + 1 + (not l_fails)  # the model, k_anonymous(5), l_diverse if it holds
+    # the k = 100000 test, has_roles without income, and l_diverse if it fails
+    assert warned == 2 + l_fails
+    # the model, has_roles, k_anonymous(5), l_diverse if it holds
+    assert passed == 1 + 1 + 1 + (not l_fails)
 
 
 def test_dbt_cursor_wrapper_is_accepted(warehouse):

@@ -19,6 +19,16 @@ from anonsql.utility import row_keys, stable_split
 pytest.importorskip("sklearn", reason="scikit-learn (anonsql[eval]) is not installed")
 
 QIS = ["age", "sex", "education"]
+#: the demo table's columns
+CENSUS = ["age", "sex", "race", "marital_status", "education", "zip", "country", "occupation",
+          "income"]  # fmt: skip
+
+
+def _spec(qis: list[str], **options) -> Spec:
+    """A greedy run that releases every column besides the QIs as it is (the evaluation's
+    targets among them: every column of an output has a role)."""
+    keep = [c for c in CENSUS if c not in qis]
+    return Spec(qis=qis, algorithm="greedy", keep=keep, **options)
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +37,7 @@ def demo():
     setup_demo(db, rows=450)
     runs = {}
     for k in (1, 5, 20):
-        spec = Spec(qis=QIS, k=k, algorithm="greedy", output=f"g{k}")
+        spec = _spec(QIS, k=k, output=f"g{k}")
         runs[k] = anonymize(db, "census", spec).run_id
     yield db, runs
     db.close()
@@ -116,8 +126,7 @@ def test_training_on_another_run(demo):
     assert all(0.0 <= s.mean_auc <= 1.0 for s in scores)
     with pytest.raises(InputError, match="protocol 'paper'"):
         evaluate_run(db, runs[5], "income", seeds=1, train_run=runs[20], protocol="per-encoding")
-    other = anonymize(db, "census", Spec(qis=["age", "sex"], k=5, algorithm="greedy",
-                                         output="g_other")).run_id  # fmt: skip
+    other = anonymize(db, "census", _spec(["age", "sex"], k=5, output="g_other")).run_id
     with pytest.raises(InputError, match="same rows"):
         evaluate_run(db, runs[5], "income", seeds=1, train_run=other)
 
@@ -143,7 +152,7 @@ def test_missing_target_values_are_a_class_of_their_own(demo):
         "CREATE TABLE census_null AS SELECT * REPLACE "
         "(CASE WHEN age % 3 = 0 THEN NULL ELSE occupation END AS occupation) FROM census"
     )
-    run = anonymize(db, "census_null", Spec(qis=QIS, k=5, algorithm="greedy", output="gn")).run_id
+    run = anonymize(db, "census_null", _spec(QIS, k=5, output="gn")).run_id
     assert MISSING_LABEL in set(encode_run(db, run, "occupation", ["proportional"]).labels)
     s = evaluate_run(db, run, "occupation", seeds=1, kinds=["proportional"])[0]
     assert 0.0 <= s.mean_accuracy <= 1.0 and 0.0 <= s.mean_auc <= 1.0

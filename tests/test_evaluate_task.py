@@ -32,6 +32,17 @@ GOLDEN = pd.DataFrame(
 )
 
 
+#: the demo table's columns
+CENSUS = ["age", "sex", "race", "marital_status", "education", "zip", "country", "occupation",
+          "income"]  # fmt: skip
+
+
+def _keep(columns, qis, *others) -> list[str]:
+    """The columns a run releases as they are: every one that is neither a QI nor in
+    ``others`` (the sensitive attribute, the label): every column of an output has a role."""
+    return [c for c in columns if c not in qis and c not in others]
+
+
 def _standardized(values) -> np.ndarray:
     v = np.asarray(values, dtype=float)
     return (v - v.mean()) / v.std()
@@ -61,7 +72,8 @@ def test_golden_mondrian_release_encoded_by_hand():
     db = Database.open(":memory:")
     db.backend.write_frame("t", GOLDEN)
     r = anonymize(db, "t", Spec(qis=["age", "state"], sensitive="income", k=2, l=2,
-                                algorithm="mondrian", output="o"))  # fmt: skip
+                                algorithm="mondrian", output="o",
+                                keep=_keep(GOLDEN, ["age", "state"], "income")))  # fmt: skip
     tf = task_frames(db, r.run_id, "classification", "job")
     assert tf.numeric == ["age", "income"] and tf.categorical == {"state": ["CA", "MN", "TX"]}
     # rows come in a fixed order (by content digest): read them by their raw age
@@ -97,8 +109,9 @@ def test_lattice_release_covers_the_original_values(tmp_path):
 
     db = Database.open(tmp_path / "d.duckdb")
     setup_demo(db, rows=400)
-    r = anonymize(db, "census", Spec(qis=["age", "sex", "zip"], k=5, suppression=0.05,
-                                     output="c5"))  # fmt: skip
+    qis = ["age", "sex", "zip"]
+    r = anonymize(db, "census", Spec(qis=qis, k=5, suppression=0.05, output="c5",
+                                     keep=_keep(CENSUS, qis)))  # fmt: skip
     tf = task_frames(db, r.run_id, "classification", "income")
     assert tf.suppressed.any() or r.measures["suppressed_rows"] == 0
     for q in ("age", "zip"):
@@ -127,11 +140,14 @@ def test_lattice_release_covers_the_original_values(tmp_path):
 def test_cli_classification_and_clustering(tmp_path):
     path = tmp_path / "w.duckdb"
     db = Database.open(path)
-    db.backend.write_frame("t", _table())
-    tada = anonymize(db, "t", Spec(qis=["age", "zip", "sex"], sensitive="disease", k=5, l=2,
-                                   algorithm="tada", label="y", output="o"))  # fmt: skip
-    exact = anonymize(db, "t", Spec(qis=["age", "zip", "sex"], k=1, algorithm="mondrian",
-                                    output="e"))  # fmt: skip
+    table = _table()
+    db.backend.write_frame("t", table)
+    qis = ["age", "zip", "sex"]
+    tada = anonymize(db, "t", Spec(qis=qis, sensitive="disease", k=5, l=2, algorithm="tada",
+                                   label="y", output="o",
+                                   keep=_keep(table, qis, "disease", "y")))  # fmt: skip
+    exact = anonymize(db, "t", Spec(qis=qis, k=1, algorithm="mondrian", output="e",
+                                    keep=_keep(table, qis)))  # fmt: skip
     db.close()
     runner = CliRunner()
 
@@ -166,8 +182,9 @@ def test_api_and_bad_input(tmp_path):
     from anonsql.api import anonymize as api_anonymize
     from anonsql.api import evaluate
 
-    run = api_anonymize(_table(120, seed=1), {"qi": ["age", "zip"], "k": 4,
-                                              "algorithm": "mondrian"})  # fmt: skip
+    table = _table(120, seed=1)
+    run = api_anonymize(table, {"qi": ["age", "zip"], "k": 4, "algorithm": "mondrian",
+                                "keep": _keep(table, ["age", "zip"])})  # fmt: skip
     ev = run.evaluate("clustering", label="y", seeds=1)
     assert ev.task == "clustering" and ev.rows == 120 and ev.mean("raw") == {"ari": 1, "nmi": 1}
     cls = evaluate(run, task="classification", label="y", seeds=1)
@@ -188,8 +205,10 @@ def test_api_and_bad_input(tmp_path):
     # the CLI: today's protocol still needs --target; bad input exits 1 with a message
     path = tmp_path / "w.duckdb"
     d = Database.open(path)
-    d.backend.write_frame("t", _table(60))
-    r = anonymize(d, "t", Spec(qis=["age"], k=3, algorithm="mondrian", output="o"))
+    table = _table(60)
+    d.backend.write_frame("t", table)
+    r = anonymize(d, "t", Spec(qis=["age"], k=3, algorithm="mondrian", output="o",
+                               keep=_keep(table, ["age"])))  # fmt: skip
     d.close()
     res = CliRunner().invoke(cli, ["evaluate", str(r.run_id), "--db", str(path)])
     assert res.exit_code == 2 and "--target" in res.output

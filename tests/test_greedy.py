@@ -136,6 +136,17 @@ def test_strategies_registry_and_errors():
     assert r.classes == 1 and r.nodes[0, 0] == h.root
 
 
+#: the demo table's columns
+CENSUS = ["age", "sex", "race", "marital_status", "education", "zip", "country", "occupation",
+          "income"]  # fmt: skip
+
+
+def _keep(qis, sensitive=None, columns=CENSUS):
+    """The columns the test releases as they are: every one that is neither a QI nor the
+    sensitive attribute (every column of an output has a role)."""
+    return [c for c in columns if c not in qis and c != sensitive]
+
+
 def _census(rows=1500):
     from anonsql.database import Database
     from anonsql.demo.setup import setup_demo
@@ -152,7 +163,8 @@ def test_greedy_output_in_place_satisfies_the_model(strategy):
     db = _census()
     qis = ["age", "sex", "zip"]
     spec = Spec(qis=qis, k=4, t=0.9, t_variant="l1", sensitive="income", algorithm="greedy",
-                strategy=strategy, output="g", materialize="table")  # fmt: skip
+                strategy=strategy, output="g", materialize="table",
+                keep=_keep(qis, "income"))  # fmt: skip
     r = anonymize(db, "census", spec)
     out = db.backend.fetch_df("SELECT * FROM g")
     src = db.backend.fetch_df("SELECT * FROM census")
@@ -170,8 +182,11 @@ def test_greedy_generalizes_each_row_to_an_ancestor():
     db = _census(800)
     db.backend.execute("CREATE TABLE c AS SELECT row_number() OVER () AS rid, * FROM census")
     qis = ["age", "marital_status", "zip"]
-    anonymize(db, "c", Spec(qis=qis, k=6, algorithm="greedy", output="g"))
-    # the row id is not a QI, so it is kept: each output row pairs with its source row
+    # rid is the test's row key: kept (and allowed, unique as it is) so that each output row
+    # pairs with its source row
+    keep = _keep(qis, columns=["rid", *CENSUS])
+    anonymize(db, "c", Spec(qis=qis, k=6, algorithm="greedy", output="g", keep=keep,
+                            allow_identifying=["rid"]))  # fmt: skip
     pairs = db.backend.fetch_df(
         "SELECT CAST(c.age AS VARCHAR) AS age, c.marital_status, c.zip, g.age AS g_age, "
         "g.marital_status AS g_marital_status, g.zip AS g_zip FROM c JOIN g USING (rid)"
@@ -200,7 +215,9 @@ def test_greedy_bad_input_changes_nothing(extra, message):
 
     db = _census(300)
     before = _snapshot(db)
-    spec = Spec(**{"qis": ["age", "sex"], "k": 3, "algorithm": "greedy", "output": "g", **extra})
+    keep = _keep(["age", "sex"], extra.get("sensitive"))
+    spec = Spec(**{"qis": ["age", "sex"], "k": 3, "algorithm": "greedy", "output": "g",
+                   "keep": keep, **extra})  # fmt: skip
     with pytest.raises(InputError, match=message):
         anonymize(db, "census", spec)
     assert _snapshot(db) == before
@@ -215,7 +232,8 @@ def test_greedy_through_sql_and_cli(tmp_path):
     setup_demo(con.database, rows=600)
     run = con.sql(
         "ANONYMIZE TABLE census INTO g WITH (k = 5, qi = (age, sex, zip), algorithm = 'greedy', "
-        "strategy = 's2', sensitive = income, metric = 'total')"
+        "strategy = 's2', sensitive = income, metric = 'total', "
+        f"keep = ({', '.join(_keep(['age', 'sex', 'zip'], 'income'))}))"
     )
     assert run.algorithm == "greedy/s2" and run.metric == "total" and run.levels == {}
     k, _, suppressed = con.sql("FROM anonsql_k('g', ['age', 'sex', 'zip'])").fetchall()[0]
@@ -227,7 +245,8 @@ def test_report_of_a_greedy_run():
     from anonsql.output.report import build_report, render_html
 
     db = _census(500)
-    r = anonymize(db, "census", Spec(qis=["age", "sex"], k=5, algorithm="greedy", output="g"))
+    spec = Spec(qis=["age", "sex"], k=5, algorithm="greedy", output="g", keep=_keep(["age", "sex"]))
+    r = anonymize(db, "census", spec)
     report = build_report(db, r.run_id)
     assert min(c["size"] for c in report["class_sizes"]) >= 5
     assert sum(c["classes"] for c in report["class_sizes"]) == r.measures["classes"]

@@ -377,6 +377,14 @@ def _frame(n: int = 60, seed: int = 0) -> pd.DataFrame:
     )
 
 
+def _roles(qis: list[str], *others: str) -> dict:
+    """The roles of :func:`_frame`'s other columns: released as they are, besides the QIs and
+    ``others`` (the label, the sensitive attribute). id is the test's row key: unique, it is
+    published on purpose."""
+    keep = [c for c in ("id", "a", "b", "y") if c not in qis and c not in others]
+    return {"keep": keep, "allow_identifying": ["id"]}
+
+
 def _check_output(out: pd.DataFrame, src: pd.DataFrame, k: int) -> pd.DataFrame:
     """Released classes hold >= k rows; equal original tuples get one release. Returns the
     source with the released values ``ra``, ``rb`` (matched by id)."""
@@ -393,7 +401,8 @@ def test_api_publishes_guarded_prototypes(algorithm):
     import anonsql
 
     src = _frame()
-    run = anonsql.anonymize(src, qi=["a", "b"], k=4, algorithm=algorithm, suppression=1.0)
+    run = anonsql.anonymize(src, qi=["a", "b"], k=4, algorithm=algorithm, suppression=1.0,
+                            **_roles(["a", "b"]))  # fmt: skip
     out = run.to_frame()
     assert len(out) == len(src)
     both = _check_output(out, src, 4)
@@ -411,7 +420,8 @@ def test_label_gives_the_supervised_variant_and_the_guard_follows_edits(db):
     from anonsql.anonymization import Spec, anonymize
 
     db.backend.write_frame("t", _frame(80, 1))
-    spec = Spec(qis=["a", "b"], k=5, algorithm="kde", label="y", output="t_kde")
+    spec = Spec(qis=["a", "b"], k=5, algorithm="kde", label="y", output="t_kde",
+                **_roles(["a", "b"], "y"))  # fmt: skip
     res = anonymize(db, "t", spec)
     assert res.algorithm == "kde++" and res.measures["smallest_group"] >= 5
     assert 0 <= res.measures["separability"] <= 1
@@ -441,7 +451,8 @@ def test_sql_statement_and_spec_file(tmp_path):
     con.duckdb.register("src", _frame(50, 2))
     con.sql("CREATE TABLE t AS SELECT * FROM src")
     run = con.sql(
-        "ANONYMIZE TABLE t INTO t_m WITH (k = 5, qi = (a, b), algorithm = 'mdav', label = 'y')"
+        "ANONYMIZE TABLE t INTO t_m WITH (k = 5, qi = (a, b), algorithm = 'mdav', label = 'y', "
+        "keep = (id), allow_identifying = (id))"
     )
     assert run.algorithm == "mdav++"
     k, _, suppressed = con.sql("FROM anonsql_k('t_m', ['a', 'b'])").fetchall()[0]
@@ -450,9 +461,8 @@ def test_sql_statement_and_spec_file(tmp_path):
     from anonsql.spec_file import load_spec_file
 
     path = tmp_path / "spec.json"
-    path.write_text(
-        json.dumps({"table": "t", "qi": ["a", "b"], "k": 4, "algorithm": "ctca", "output": "t_c"})
-    )
+    doc = {"table": "t", "qi": ["a", "b"], "k": 4, "algorithm": "ctca", "output": "t_c"}
+    path.write_text(json.dumps({**doc, **_roles(["a", "b"])}))
     spec = load_spec_file(path)
     res = run_options(con.database, spec.table, spec.options)
     assert res.algorithm == "ctca" and res.measures["smallest_group"] >= 4
@@ -466,22 +476,24 @@ def test_mdav_block_on_every_surface(tmp_path):
     from anonsql.spec_file import load_spec_file
 
     src = _frame(60, 7)
-    run = anonsql.anonymize(src, qi=["a", "b"], k=3, algorithm="mdav", mdav_block=12)
+    roles = _roles(["a", "b"])
+    run = anonsql.anonymize(src, qi=["a", "b"], k=3, algorithm="mdav", mdav_block=12, **roles)
     m = run.measures
     assert m["info_mdav_blocks"] > 1 and m["info_mdav_exact"] is False
     assert m["smallest_group"] >= 3 and "blocks of <= 12" in run.result.guarantee
-    exact = anonsql.anonymize(src, qi=["a", "b"], k=3, algorithm="mdav")
+    exact = anonsql.anonymize(src, qi=["a", "b"], k=3, algorithm="mdav", **roles)
     assert exact.measures["info_mdav_exact"] is True and exact.measures["info_mdav_blocks"] == 1
     con = anonsql.connect()
     con.duckdb.register("src", src)
     con.sql("CREATE TABLE t AS SELECT * FROM src")
     run = con.sql(
-        "ANONYMIZE TABLE t INTO t_b WITH (k = 3, qi = (a, b), algorithm = 'mdav', mdav_block = 12)"
+        "ANONYMIZE TABLE t INTO t_b WITH (k = 3, qi = (a, b), algorithm = 'mdav', mdav_block = 12, "
+        "keep = (id, y), allow_identifying = (id))"
     )
     assert run.measures["info_mdav_blocks"] == m["info_mdav_blocks"]
     assert con.sql("FROM anonsql_k('t_b', ['a', 'b'])").fetchall()[0][0] >= 3
     path = tmp_path / "spec.json"
-    spec = {"table": "t", "qi": ["a", "b"], "k": 3, "algorithm": "mdav", "output": "t_s"}
+    spec = {"table": "t", "qi": ["a", "b"], "k": 3, "algorithm": "mdav", "output": "t_s", **roles}
     path.write_text(json.dumps({**spec, "mdav_block": 12}))
     loaded = load_spec_file(path)
     res = run_options(con.database, loaded.table, loaded.options)
@@ -492,7 +504,7 @@ def test_mdav_block_on_every_surface(tmp_path):
     )
     for bad, message in refused:
         with pytest.raises(InputError, match=message):
-            anonsql.anonymize(src, {"qi": ["a", "b"], "k": 3, "algorithm": "mdav", **bad})
+            anonsql.anonymize(src, {"qi": ["a", "b"], "k": 3, "algorithm": "mdav", **roles, **bad})
     from click.testing import CliRunner
 
     from anonsql.cli.main import cli
@@ -502,7 +514,8 @@ def test_mdav_block_on_every_surface(tmp_path):
     d = Database.open(db_path)
     d.backend.write_frame("t", src)
     d.close()
-    args = ["anonymize", "t", "--qi", "a,b", "--k", "3", "--algorithm", "mdav", "--db", db_path]
+    args = ["anonymize", "t", "--qi", "a,b", "--k", "3", "--algorithm", "mdav", "--db", db_path,
+            "--keep", "id,y", "--allow-identifying", "id"]  # fmt: skip
     r = CliRunner().invoke(cli, [*args, "--mdav-block", "12", "--out", "t_c", "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["measures"]["info_mdav_blocks"] == m["info_mdav_blocks"]
@@ -525,6 +538,7 @@ def test_cli_runs_and_check_reports_the_joint_k(tmp_path):
         [
             *("anonymize", "t", "--qi", "a,b", "--k", "3", "--algorithm", "kde"),
             *("--suppression", "1", "--out", "t_kde", "--db", path),
+            *("--keep", "id,y", "--allow-identifying", "id"),
         ],
     )
     assert r.exit_code == 0, r.output
@@ -549,6 +563,7 @@ def test_bad_input_is_refused_and_nothing_is_written(db, options, message):
     base = {"qis": ["a", "b"], "k": 3, "algorithm": "mdav", "output": "t_out"}
     if "qi" in options:
         base["qis"] = options.pop("qi")
+    base.update(_roles(base["qis"], *[options[r] for r in ("sensitive", "label") if r in options]))
     with pytest.raises(InputError, match=message):
         anonymize(db, "t", Spec(**{**base, **options}))
     assert not db.backend.table_exists("t_out")
@@ -560,7 +575,7 @@ def test_null_quasi_identifiers(db):
     f = _frame(40, 5)
     f.loc[0, "a"] = None
     db.backend.write_frame("t", f)
-    spec = Spec(qis=["a", "b"], k=3, algorithm="mdav", output="t_out")
+    spec = Spec(qis=["a", "b"], k=3, algorithm="mdav", output="t_out", **_roles(["a", "b"]))
     with pytest.raises(InputError, match="NULL"):
         anonymize(db, "t", spec)
     spec.missing, spec.suppression = "suppress", 0.05
@@ -578,7 +593,8 @@ def test_runs_are_reproducible(db):
     db.backend.write_frame("t", _frame(120, 6))
     outs, seps = [], []
     for i in range(2):
-        spec = Spec(qis=["a", "b"], k=4, algorithm="ctca", label="y", output=f"o{i}")
+        spec = Spec(qis=["a", "b"], k=4, algorithm="ctca", label="y", output=f"o{i}",
+                    **_roles(["a", "b"], "y"))  # fmt: skip
         seps.append(anonymize(db, "t", spec).measures["separability"])
         outs.append(db.backend.fetch_df(f"SELECT * FROM o{i} ORDER BY id"))
     pd.testing.assert_frame_equal(outs[0], outs[1])

@@ -639,6 +639,9 @@ def adult_db(tmp_path):
 
 
 QIS = ["age", "sex", "zip"]
+#: the census columns beside the QIs, released as they are (no sensitive attribute here)
+KEEP = ["race", "marital_status", "education", "country", "occupation", "income"]
+KEEP_FLAGS = ["--keep", ",".join(KEEP)]
 SURFACES = [
     (["--population", "census", "--delta-min", "0.05", "--delta-max", "0.5"],
      {"population": "census", "delta_min": 0.05, "delta_max": 0.5}),
@@ -657,12 +660,12 @@ SURFACES = [
 )
 def test_every_surface_runs_the_model(adult_db, flags, options):
     db_flag = ["--db", str(adult_db)]
-    common = ["--qi", ",".join(QIS), "--k", "2", "--suppression", "0.05"]
+    common = ["--qi", ",".join(QIS), *KEEP_FLAGS, "--k", "2", "--suppression", "0.05"]
     args = ["anonymize", "sample", *common, *flags, "--out", "by_cli", "--json", *db_flag]
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.output
     by_cli = json.loads(r.output)
-    goal = {"qi": QIS, "k": 2, "suppression": 0.05, **options}
+    goal = {"qi": QIS, "keep": KEEP, "k": 2, "suppression": 0.05, **options}
     by_api = anonsql.anonymize((str(adult_db), "sample"), {**goal, "output": "by_api"})
     assert by_api.levels == by_cli["levels"]
     spec_file = adult_db.parent / "spec.json"
@@ -670,14 +673,16 @@ def test_every_surface_runs_the_model(adult_db, flags, options):
     r = CliRunner().invoke(cli, ["run", str(spec_file), *db_flag, "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["levels"] == by_cli["levels"]
-    params = json.dumps({k: v for k, v in goal.items() if k != "qi"})
+    params = json.dumps({k: v for k, v in goal.items() if k not in ("qi", "keep")})
+    kept = "".join(f"""COLUMN {c} PARAMETERS '{{"is_insensitive": true}}' """ for c in KEEP)
     con = anonsql.connect(str(adult_db))
     con.sql(
         f"CREATE VIEW by_sql AS SELECT * FROM sample WITH ANONYMIZATION (ALGORITHM 'K-ANONYMITY' "
         f"PARAMETERS '{params}' "
         """COLUMN age PARAMETERS '{"is_quasi_identifier": true}' """
         """COLUMN sex PARAMETERS '{"is_quasi_identifier": true}' """
-        """COLUMN zip PARAMETERS '{"is_quasi_identifier": true}')"""
+        """COLUMN zip PARAMETERS '{"is_quasi_identifier": true}' """
+        f"{kept})"
     )
     con.close()
     db = Database.open(adult_db)
@@ -722,7 +727,8 @@ def test_check_reports_the_models_and_the_estimators(adult_db):
     # on a released table: the thresholds in SQL, the estimate from the class sizes
     r = CliRunner().invoke(
         cli,
-        ["anonymize", "sample", "--qi", ",".join(QIS), "--k", "3", "--out", "k3", *db_flag],
+        ["anonymize", "sample", "--qi", ",".join(QIS), *KEEP_FLAGS, "--k", "3", "--out", "k3",
+         *db_flag],
     )
     assert r.exit_code == 0, r.output
     args = ["check", "k3", "--qi", ",".join(QIS), "--max-sample-uniqueness", "0",
@@ -740,7 +746,7 @@ def test_check_reports_the_models_and_the_estimators(adult_db):
 
 def test_report_shows_the_estimators(adult_db, tmp_path):
     db_flag = ["--db", str(adult_db)]
-    args = ["anonymize", "sample", "--qi", ",".join(QIS), "--max-population-uniqueness",
+    args = ["anonymize", "sample", "--qi", ",".join(QIS), *KEEP_FLAGS, "--max-population-uniqueness",
             "0.01", "--sampling-fraction", "0.33", "--suppression", "0.05", "--out", "pu",
             *db_flag]  # fmt: skip
     r = CliRunner().invoke(cli, args)
@@ -769,7 +775,7 @@ def test_engines_release_duckdbs_rows(engine):
     run on PostgreSQL and Spark: same levels, same rows as DuckDB."""
     from anonsql.anonymization import Spec, anonymize
     from tests.test_backends import QIS as PEOPLE_QIS
-    from tests.test_backends import output_rows, people, setup
+    from tests.test_backends import output_rows, people, roles, setup
 
     population = people(900, seed=5)
     sample = population.sample(300, random_state=1)
@@ -781,9 +787,9 @@ def test_engines_release_duckdbs_rows(engine):
     db.backend.write_frame("pop", population)
     specs = [
         Spec(qis=PEOPLE_QIS, k=2, population="pop", delta_min=0.05, delta_max=0.5, k_map=4,
-             suppression=0.1, output="out"),
+             suppression=0.1, output="out", **roles()),
         Spec(qis=PEOPLE_QIS, k_map=6, population_size=900, max_average_risk=0.2,
-             max_sample_uniqueness=0.0, suppression=0.1, output="out", replace=True),
+             max_sample_uniqueness=0.0, suppression=0.1, output="out", replace=True, **roles()),
     ]  # fmt: skip
     for spec in specs:
         expected = anonymize(ref, "people", spec)

@@ -23,6 +23,15 @@ GOLDEN = pd.DataFrame(
         "job": ["G", "G", "N", "N", "G", "N", "G", "N"],
     }
 )
+#: GOLDEN's columns beside the QIs (age, state) and the sensitive income: job is released as is
+GOLDEN_ROLES = {"keep": ["job"]}
+
+
+def table_roles(qis: list[str]) -> dict:
+    """The roles of a random table's other columns (:func:`tables`): the label y released as
+    is, rid the test's row key. On a few random rows any column may be unique, so the QIs, y
+    and rid may be published although they look like identifiers."""
+    return {"keep": ["y", "rid"], "allow_identifying": [*qis, "y", "rid"]}
 
 
 def _db(frame: pd.DataFrame, name: str = "t"):
@@ -57,7 +66,7 @@ def test_golden_table_worked_by_hand():
     incomes each; no further cut keeps 2 rows a side. {45..60}: state (3 values) is wider, cut
     at the median of CA(1) MN(1) TX(2): {CA, MN} | {TX}."""
     db = _db(GOLDEN)
-    r = _run(db, qis=["age", "state"], sensitive="income", k=2, l=2)
+    r = _run(db, qis=["age", "state"], sensitive="income", k=2, l=2, **GOLDEN_ROLES)
     out = _out(db)
     assert sorted(zip(out["age"], out["state"], out["income"], strict=True)) == [
         ("[25, 30]", "CA", 100),
@@ -150,7 +159,7 @@ def test_mondrian_matches_brute_force(case, k, l_value):
     if k > len(df) or l_value > df["s"].nunique():
         return  # rejected up front (tested below)
     db = _db(df)
-    _run(db, qis=qis, sensitive="s", k=k, l=l_value, materialize="table")
+    _run(db, qis=qis, sensitive="s", k=k, l=l_value, materialize="table", **table_roles(qis))
     out = _out(db)
     check_release(df, out, qis, kinds, k, l_value)
     # strict partitioning: two released classes are disjoint in some QI
@@ -203,7 +212,8 @@ def test_guard_groups_by_node_ids_like_the_brute_force():
     )
     db = _db(df)
     qis = ["age", "zip"]
-    _run(db, qis=qis, sensitive="s", k=4, l=2)
+    # rid: the test's row key, kept although unique
+    _run(db, qis=qis, sensitive="s", k=4, l=2, keep=["rid"], allow_identifying=["rid"])
     assert (_out(db)["age"] != "*").all()
     # edits: rows deleted (classes shrink), a new tuple (no release), duplicates of a class
     db.backend.execute("DELETE FROM t WHERE rid % 7 = 0 OR (rid % 3 = 0 AND s = 'x')")
@@ -290,7 +300,7 @@ def test_bad_input_changes_nothing(extra, message):
 
     db = _db(GOLDEN)
     before = _snapshot(db)
-    kw = {"qis": ["age", "state"], "sensitive": "income", "k": 2, **extra}
+    kw = {"qis": ["age", "state"], "sensitive": "income", "k": 2, **GOLDEN_ROLES, **extra}
     with pytest.raises(InputError, match=message):
         _run(db, **kw)
     assert _snapshot(db) == before
@@ -307,7 +317,7 @@ def test_every_surface(tmp_path):
     con.database.backend.write_frame("t", GOLDEN)
     run = con.sql(
         "ANONYMIZE TABLE t INTO o WITH (k = 2, l = 2, qi = (age, state), sensitive = income, "
-        "algorithm = 'mondrian')"
+        "keep = (job), algorithm = 'mondrian')"
     )
     assert run.algorithm == "mondrian" and run.measures["classes"] == 4
     # Python API
@@ -320,6 +330,7 @@ def test_every_surface(tmp_path):
         algorithm="mondrian",
         controllers=2,
         seed=1,
+        **GOLDEN_ROLES,
     )
     frame = r.to_frame()
     assert len(frame) == 8 and (brute.k_values(frame, ["age", "state"]) >= 2).all()
@@ -335,7 +346,7 @@ def test_every_surface(tmp_path):
     spec = tmp_path / "run.toml"
     spec.write_text(
         f'database = "{path}"\ntable = "t"\nqi = ["age", "state"]\nsensitive = "income"\n'
-        f'k = 2\nl = 2\nalgorithm = "mondrian"\noutput = "m"\n'
+        f'k = 2\nl = 2\nkeep = ["job"]\nalgorithm = "mondrian"\noutput = "m"\n'
     )
     res = CliRunner().invoke(cli, ["run", str(spec), "--json"])
     assert res.exit_code == 0, res.output
@@ -348,6 +359,8 @@ def test_every_surface(tmp_path):
             "age,state",
             "--sa",
             "income",
+            "--keep",
+            "job",
             "--k",
             "2",
             "--l",

@@ -25,7 +25,11 @@ from anonsql.hierarchy import builders
 from anonsql.output.naming import check_output_name, written_by
 
 QIS = ["age", "sex", "zip"]
+#: every column of an output has a role: people's row number ``id`` is a direct identifier,
+#: dropped (the API's and spec files' ``mask``; the CLI's --mask id=drop, SQL's mask = (...))
+MASK = {"id": "drop"}
 ANONYMIZE = ["anonymize", "people", "--qi", "age,sex,zip", "--k", "3", "--suppression", "0.1"]
+ANONYMIZE += ["--mask", "id=drop"]
 #: 63 bytes: what PostgreSQL keeps of the 64-byte names below
 LONG63 = "t" * 61 + "_x"
 LONG64 = LONG63 + "y"
@@ -186,7 +190,7 @@ def test_cli_on_postgres(pg_url):
         )
         refused(r, "PostgreSQL keeps only 63 bytes")
     refused(run_cli(*ANONYMIZE, "--out", LONG63, "--db", pg_url), "was not written by anonsql")
-    spec = {"qi": QIS, "k": 3, "replace": True}
+    spec = {"qi": QIS, "k": 3, "replace": True, "mask": MASK}
     with pytest.raises(InputError, match="PostgreSQL keeps only 63 bytes"):
         anonsql.anonymize((pg_url, "people"), {**spec, "output": LONG64})
     with pytest.raises(InputError, match="would overwrite the source"):
@@ -204,7 +208,7 @@ def test_cli_on_postgres(pg_url):
 def test_api_case_variants(duck):
     setup(duck, extra=("mine",))
     before = snapshot(duck)
-    spec = {"qi": QIS, "k": 3, "suppression": 0.1, "materialize": "table"}
+    spec = {"qi": QIS, "k": 3, "suppression": 0.1, "materialize": "table", "mask": MASK}
     for out in ("PEOPLE", "People"):
         for replace in (False, True):
             with pytest.raises(InputError, match="would overwrite the source"):
@@ -223,6 +227,7 @@ def test_spec_file_case_variants(target, tmp_path):
     before = snapshot(target)
     on_duckdb = target.endswith(".duckdb")
     spec = {"table": "people", "qi": QIS, "k": 3, "suppression": 0.1, "materialize": "table"}
+    spec["mask"] = MASK
     path = tmp_path / "spec.json"
     # on PostgreSQL "PEOPLE" and "CANARY" are relations of their own: only "people" is refused
     for out in ("people", "PEOPLE", "CANARY") if on_duckdb else ("people",):
@@ -241,14 +246,16 @@ def test_sql_statements_case_variants(duck):
     columns = (
         "COLUMN age PARAMETERS '{\"is_quasi_identifier\": true}' "
         "COLUMN sex PARAMETERS '{\"is_quasi_identifier\": true}' "
-        "COLUMN zip PARAMETERS '{\"is_quasi_identifier\": true}'"
+        "COLUMN zip PARAMETERS '{\"is_quasi_identifier\": true}' "
+        "COLUMN id PARAMETERS '{\"mask\": \"drop\"}'"
     )
     view = (
         "CREATE {replace}TABLE {name} AS SELECT * FROM people WITH ANONYMIZATION "
         "(ALGORITHM 'K-ANONYMITY' PARAMETERS '{{\"k\": 3, \"suppression\": 0.1}}' {columns})"
     )
     short = (
-        "ANONYMIZE TABLE people INTO {name} WITH (k = 3, suppression = 0.1, qi = (age, sex, zip))"
+        "ANONYMIZE TABLE people INTO {name} WITH (k = 3, suppression = 0.1, qi = (age, sex, zip), "
+        "mask = (id = 'drop'))"
     )
     con = anonsql.connect(duck)
     try:
@@ -275,11 +282,12 @@ def test_sql_statements_on_postgres(pg_url):
     before = snapshot(pg_url, ("people", "canary", LONG63))
     con = anonsql.connect(pg_url)
     try:
-        stmt = f"ANONYMIZE TABLE people INTO {LONG64} WITH (k = 3, qi = (age, sex, zip))"
+        goal = "k = 3, qi = (age, sex, zip), mask = (id = 'drop')"
+        stmt = f"ANONYMIZE TABLE people INTO {LONG64} WITH ({goal})"
         with pytest.raises(InputError, match="PostgreSQL keeps only 63 bytes"):
             con.sql(stmt)
         with pytest.raises(InputError, match="would overwrite the source"):
-            con.sql("ANONYMIZE TABLE people INTO people WITH (k = 3, qi = (age, sex, zip))")
+            con.sql(f"ANONYMIZE TABLE people INTO people WITH ({goal})")
     finally:
         con.close()
     assert_unchanged(pg_url, before)
@@ -407,7 +415,8 @@ def test_spark_case_variants(spark_db, tmp_path):
     assert db.backend.same_relation("PEOPLE", "people") and db.backend.table_exists("People")
     for out, message in (("PEOPLE", "would overwrite the source"), ("Canary", "not written")):
         with pytest.raises(InputError, match=message):
-            anonymize(db, "people", Spec(qis=QIS, k=3, output=out, materialize="table"))
+            spec = Spec(qis=QIS, k=3, masks=MASK, output=out, materialize="table")
+            anonymize(db, "people", spec)
     csv = tmp_path / "data.csv"
     pd.DataFrame({"a": [1, 2]}).to_csv(csv, index=False)
     with pytest.raises(InputError, match="exists already"):

@@ -38,6 +38,15 @@ def _db(df: pd.DataFrame, hs: list[Hierarchy]) -> Database:
     return db
 
 
+def _roles(db: Database, qis: list[str], sensitive: str | None = None) -> dict:
+    """The roles of ``src``'s other columns: released as they are (id is the test's row key).
+    On a few rows any column may be unique (s holds a letter per row in the merging cases),
+    so the kept columns and the QIs may be published although they look like identifiers:
+    the tests check the passes, not the profile."""
+    keep = [c for c in db.backend.columns("src") if c not in qis and c != sensitive]
+    return {"keep": keep, "allow_identifying": [*qis, *keep]}
+
+
 def _ok(gen: pd.DataFrame, qis: list[str], k: int, model: str, overall: pd.Series) -> pd.Series:
     """Per row: whether its class (``gen`` grouped by the QIs) satisfies the models."""
     groups = gen.groupby(qis, sort=False)
@@ -105,6 +114,7 @@ def test_passes_and_union_match_brute_force(case, data):
         rho=rho,
         output="out",
         **MODELS[model],
+        **_roles(db, qis, "s"),
     )
     try:
         r = anonymize(db, "src", spec)
@@ -150,7 +160,7 @@ def test_rho_zero_is_the_plain_lattice_run(case, data):
     k = data.draw(st.integers(1, 4))
     limit = data.draw(st.sampled_from([0.0, 0.3, 1.0]))
     db = _db(df, hs)
-    base = dict(qis=qis, sensitive="s", k=k, l=2, suppression=limit)
+    base = dict(qis=qis, sensitive="s", k=k, l=2, suppression=limit, **_roles(db, qis, "s"))
     try:
         plain = anonymize(db, "src", Spec(**base, output="plain"))
     except InputError:
@@ -177,9 +187,8 @@ def _merging_case():
 
 def test_equal_labels_of_two_passes_are_one_class():
     db = _merging_case()
-    spec = Spec(
-        qis=["a"], sensitive="s", k=3, suppression=0.6, algorithm="rho-gain", rho=1, output="out"
-    )
+    spec = Spec(qis=["a"], sensitive="s", k=3, suppression=0.6, algorithm="rho-gain", rho=1,
+                output="out", **_roles(db, ["a"], "s"))  # fmt: skip
     r = anonymize(db, "src", spec)
     passes = r.measures["passes"]
     assert [p["levels"] for p in passes] == [[0], [1]]
@@ -207,7 +216,8 @@ def test_canonical_ids_are_per_label():
 
 def test_provenance_and_aecs_both_ways():
     db = _merging_case()
-    spec = Spec(qis=["a"], sensitive="s", k=3, suppression=0.6, algorithm="rho-gain", rho=0)
+    spec = Spec(qis=["a"], sensitive="s", k=3, suppression=0.6, algorithm="rho-gain", rho=0,
+                **_roles(db, ["a"], "s"))  # fmt: skip
     r = anonymize(db, "src", spec.__class__(**{**spec.to_dict(), "output": "out"}))
     m = r.measures
     # one class of 3 released, 4 suppressed: ARX's AECS counts them as one more class
@@ -236,6 +246,7 @@ def test_local_recoding_adapts_the_gs_factor():
         max_iterations=5,
         adaption_factor=0.25,
         output="out",
+        **_roles(db, ["a"], "s"),
     )
     r = anonymize(db, "src", spec)
     passes = r.measures["passes"]
@@ -248,7 +259,8 @@ def test_local_recoding_adapts_the_gs_factor():
 
 def test_local_recoding_stops_after_max_iterations():
     db = _merging_case()
-    spec = Spec(qis=["a"], k=3, suppression=0.6, recoding_mode="local", max_iterations=1)
+    spec = Spec(qis=["a"], k=3, suppression=0.6, recoding_mode="local", max_iterations=1,
+                **_roles(db, ["a"]))  # fmt: skip
     r = anonymize(db, "src", spec)
     assert len(r.measures["passes"]) <= 2
     db.close()
@@ -279,7 +291,8 @@ def test_bad_options_are_clear_errors(values, message):
 def test_bad_rho_through_the_api_changes_nothing():
     db = _merging_case()
     with pytest.raises(InputError, match="rho"):
-        anonymize(db, "src", Spec(qis=["a"], k=2, algorithm="rho-gain", rho=-2, output="o"))
+        anonymize(db, "src", Spec(qis=["a"], k=2, algorithm="rho-gain", rho=-2, output="o",
+                                  **_roles(db, ["a"])))  # fmt: skip
     assert not db.backend.table_exists("o")
     db.close()
 
@@ -296,6 +309,7 @@ def test_sql_statement_spec_file_and_api(tmp_path):
     path.write_text(
         'table = "src"\nqi = ["a"]\nsensitive = "s"\nk = 3\nsuppression = 0.6\n'
         'algorithm = "rho-gain"\nrho = 1\noutput = "viaspec"\n'
+        'keep = ["id"]\nallow_identifying = ["id"]\n'
     )
     spec = load_spec_file(path)
     r = run(db, spec.table, spec.options, spec.path.parent)
@@ -303,20 +317,24 @@ def test_sql_statement_spec_file_and_api(tmp_path):
     con = Connection(db)
     con.sql(
         "ANONYMIZE TABLE src INTO viashort WITH (k = 3, qi = (a), suppression = 0.6, "
-        "algorithm = 'rho-gain', rho = 1)"
+        "algorithm = 'rho-gain', rho = 1, keep = (s, id), allow_identifying = (s, id))"
     )
     con.sql(
         "CREATE VIEW viahana AS SELECT a, s, id FROM src WITH ANONYMIZATION ("
         "ALGORITHM 'K-ANONYMITY' PARAMETERS "
-        '\'{"k": 3, "suppression": 0.6, "recoding": "local", "max_iterations": 3}\' '
-        "COLUMN a PARAMETERS '{\"is_quasi_identifier\": true}')"
+        '\'{"k": 3, "suppression": 0.6, "recoding": "local", "max_iterations": 3, '
+        '"allow_identifying": ["s", "id"]}\' '
+        "COLUMN a PARAMETERS '{\"is_quasi_identifier\": true}' "
+        "COLUMN s PARAMETERS '{\"is_insensitive\": true}' "
+        "COLUMN id PARAMETERS '{\"is_insensitive\": true}')"
     )
     for name in ("viaspec", "viashort", "viahana"):
         assert db.backend.fetch_df(f"SELECT a FROM {name}")["a"].tolist() == ["p"] * 7, name
     frame = pd.DataFrame({"a": list("pppqqrr"), "id": range(7)})
     (tmp_path / "a.csv").write_text("p;p;*\nq;p;*\nr;p;*\n")
     api = anonsql.anonymize(
-        frame, qi=["a"], k=3, suppression=0.6, algorithm="rho-gain", rho=1,
+        frame, qi=["a"], k=3, suppression=0.6, algorithm="rho-gain", rho=1, keep=["id"],
+        allow_identifying=["id"],
         hierarchy={"a": {"file": str(tmp_path / "a.csv"), "format": "arx", "sep": ";"}},
     )  # fmt: skip
     assert len(api.measures["passes"]) == 2
@@ -378,7 +396,7 @@ def test_status_and_refresh_rebuild_the_passes():
     from anonsql.output.status import output_status, refresh
 
     db = _merging_case()
-    base = dict(qis=["a"], sensitive="s", k=3, suppression=0.6)
+    base = dict(qis=["a"], sensitive="s", k=3, suppression=0.6, **_roles(db, ["a"], "s"))
     anonymize(db, "src", Spec(**base, recoding_mode="local", max_iterations=2, output="loc"))
     anonymize(db, "src", Spec(**base, algorithm="rho-gain", rho=1, output="rho"))
     for name in ("loc", "rho"):
@@ -478,9 +496,8 @@ def _population_case(data, df, hs, limits=(0.3, 0.6, 1.0)) -> None:
     )
     db = _db(df, hs)
     db.backend.write_frame("people", pop)
-    spec = Spec(
-        qis=qis, k=k, suppression=limit, population="people", output="out", **goal, **passes_of
-    )
+    spec = Spec(qis=qis, k=k, suppression=limit, population="people", output="out", **goal,
+                **passes_of, **_roles(db, qis))  # fmt: skip
     try:
         r = anonymize(db, "src", spec)
     except InputError as e:
@@ -576,6 +593,7 @@ def test_k_map_population_of_a_merged_class_adds_up():
         algorithm="rho-gain",
         rho=1,
         output="out",
+        **_roles(db, ["a"]),
     )
     r = anonymize(db, "src", spec)
     passes = r.measures["passes"]
@@ -609,7 +627,7 @@ def test_delta_presence_first_pass_is_the_lattice_run(goal):
     and 1, which fails the node whatever is suppressed (Nergiz et al.; ARX), so both runs
     release at level 2; with delta_min = 0 they do not count."""
     db = _population_merging_case()
-    base = dict(qis=["a"], population="people", suppression=0.6, **goal)
+    base = dict(qis=["a"], population="people", suppression=0.6, **goal, **_roles(db, ["a"]))
     plain = anonymize(db, "src", Spec(**base, output="plain"))
     rho = anonymize(db, "src", Spec(**base, algorithm="rho-gain", rho=0, output="rho"))
     assert rho.measures["passes"][0]["levels"] == list(plain.levels.values())
@@ -639,6 +657,7 @@ def test_people_the_source_lacks_join_the_class_a_later_pass_releases():
         algorithm="rho-gain",
         rho=1,
         output="out",
+        **_roles(db, ["a"]),
     )
     r = anonymize(db, "src", spec)
     assert [p["released_rows"] for p in r.measures["passes"]] == [3, 4]

@@ -170,8 +170,9 @@ def test_spec_file_with_a_url_connects_to_it_and_hides_the_password(tmp_path):
 
 # -- hierarchy files named in SQL ------------------------------------------------------------
 PEOPLE = "CREATE TABLE people AS SELECT * FROM (VALUES ('m', 1), ('f', 2), ('m', 3)) t(sex, n)"
+# n numbers the rows, a direct identifier: dropped (every column of an output has a role)
 FILE_STATEMENT = (
-    "ANONYMIZE TABLE people INTO p2 WITH (k = 2, qi = (sex), "
+    "ANONYMIZE TABLE people INTO p2 WITH (k = 2, qi = (sex), mask = (n = 'drop'), "
     'hierarchy = (sex = \'{{"file": "{path}", "name": "sex_h"}}\'))'
 )
 

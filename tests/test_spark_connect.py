@@ -28,7 +28,7 @@ from anonsql.anonymization import Spec, anonymize
 from anonsql.data import engine_classes
 from anonsql.database import Database
 from anonsql.errors import BackendError
-from tests.test_backends import QIS, output_rows, people, setup
+from tests.test_backends import QIS, output_rows, people, roles, setup
 
 
 def _free_port() -> int:
@@ -140,13 +140,15 @@ def test_same_answers_through_connect(connect_db):
     setup(ref, frame)
     db = Database.open(connect_db)
     setup(db, frame)
-    spec = Spec(qis=QIS, sensitive="disease", k=4, l=2, suppression=0.05, output="out")
+    # 'id', the tests' row key, and the other columns: roles() of test_backends
+    others = roles(sensitive="disease")
+    spec = Spec(qis=QIS, sensitive="disease", k=4, l=2, suppression=0.05, output="out", **others)
     expected = anonymize(ref, "people", spec)
     # through the Python API, on the session object the Connect client built (.remote());
     # 30 kB hold the search's partitions, not the histogram: it stays in the engine
     session = db.backend.session
     assert type(session).__module__.startswith("pyspark.sql.connect")
-    options = {"qi": QIS, "sensitive": "disease", "k": 4, "l": 2, "suppression": 0.05}
+    options = {"qi": QIS, "sensitive": "disease", "k": 4, "l": 2, "suppression": 0.05, **others}
     # every node written to the engine first (a cached view), the nodes above it grouped
     # from it, as on a large table (MATERIALIZE_ROWS)
     with mock.patch.object(engine_classes, "MATERIALIZE_ROWS", 0):

@@ -58,6 +58,36 @@ def test_plain_sql_is_duckdb_and_passes_through_untouched():
     assert sqlglot.parse_one("SELECT list_value(1, 2)", dialect=AnonSQL).sql(AnonSQL)
 
 
+#: the demo census's columns; it holds no identifiers, so a run keeps as they are the
+#: columns it gives no other role
+CENSUS = [
+    "age",
+    "sex",
+    "race",
+    "marital_status",
+    "education",
+    "zip",
+    "country",
+    "occupation",
+    "income",
+]
+
+
+def others(*named: str) -> list[str]:
+    """The census columns not in ``named``: the ones a run keeps as they are."""
+    return [c for c in CENSUS if c not in named]
+
+
+def keep_option(*named: str) -> str:
+    """The short form's ``keep = (...)`` of the census columns not in ``named``."""
+    return f"keep = ({', '.join(others(*named))})"
+
+
+def insensitive(*named: str) -> str:
+    """SAP HANA's form: a COLUMN clause declaring insensitive each column not in ``named``."""
+    return " ".join(f"COLUMN {c} PARAMETERS '{{\"is_insensitive\": true}}'" for c in others(*named))
+
+
 @pytest.fixture
 def census():
     con = anonsql.connect(":memory:")
@@ -79,9 +109,11 @@ def test_short_form_runs_like_the_library(census):
     qis = ["age", "sex", "zip"]
     run = census.sql(
         "ANONYMIZE TABLE census INTO census_k5 WITH (k = 5, l = 2, qi = (age, sex, zip), "
-        "sensitive = income, suppression = 0.05)"
+        f"sensitive = income, suppression = 0.05, {keep_option(*qis, 'income')})"
     )
-    spec = Spec(qis=qis, k=5, l=2, sensitive="income", suppression=0.05)
+    spec = Spec(
+        qis=qis, k=5, l=2, sensitive="income", suppression=0.05, keep=others(*qis, "income")
+    )
     assert run.levels == anonymize(census.database, "census", spec).levels
     out = census.sql("SELECT * FROM census_k5").df()
     assert len(out) == 2000 and _k_ok(out, qis, 5)
@@ -111,11 +143,11 @@ def test_hana_form_creates_views_and_tables_of_selected_columns(census):
     stmt = (
         "CREATE {} TABLE v AS SELECT * FROM census WITH ANONYMIZATION (ALGORITHM "
         "'K-ANONYMITY' PARAMETERS '{{\"k\": 4}}' COLUMN sex PARAMETERS "
-        "'{{\"is_quasi_identifier\": true}}')"
+        "'{{\"is_quasi_identifier\": true}}' {})"
     )
     with pytest.raises(InputError, match="exists already"):
-        census.sql(stmt.format(""))
-    census.sql(stmt.format("OR REPLACE"))
+        census.sql(stmt.format("", insensitive("sex")))
+    census.sql(stmt.format("OR REPLACE", insensitive("sex")))
     kind = census.database.backend.relation_kind("v")
     assert kind == "table" and census.sql("SELECT COUNT(*) FROM v").fetchall()[0] == (2000,)
 
@@ -126,10 +158,16 @@ BAD = [
     ("ANONYMIZE TABLE census INTO x WITH (k = 5, qi = (age, age))", "named twice"),
     ("ANONYMIZE TABLE census INTO x WITH (k = 5, k = 6, qi = (age))", "given twice"),
     ("ANONYMIZE TABLE census INTO x WITH (k = 5, qi = (agex))", "no column 'agex'"),
-    ("ANONYMIZE TABLE census INTO x WITH (k = 50000, qi = (age))", "larger than the table"),
+    (
+        f"ANONYMIZE TABLE census INTO x WITH (k = 50000, qi = (age), {keep_option('age')})",
+        "larger than the table",
+    ),
     ("ANONYMIZE TABLE census INTO x WITH (k = 5, qi = (age), suppression = 2)", r"\[0, 1\]"),
     ("ANONYMIZE TABLE nope INTO x WITH (k = 5, qi = (age))", "nope"),
-    ("ANONYMIZE TABLE census INTO census WITH (k = 5, qi = (age))", "overwrite the source"),
+    (
+        f"ANONYMIZE TABLE census INTO census WITH (k = 5, qi = (age), {keep_option('age')})",
+        "overwrite the source",
+    ),
     ("ANONYMIZE census INTO x", "Expected TABLE after ANONYMIZE"),
     ("ANONYMIZE TABLE census INTO x WITH (k 5)", r"(?s)Expected = after option 'k'.*>>>5<<<"),
     (
@@ -192,7 +230,11 @@ def test_hostile_identifiers_through_sql():
     def q(name: str) -> str:
         return '"' + name.replace('"', '""') + '"'
 
-    run = con.sql(f"ANONYMIZE TABLE {q(evil_t)} INTO {q(evil_o)} WITH (k = 3, qi = ({q(evil_c)}))")
+    # v is unique on every row: kept and published on purpose
+    run = con.sql(
+        f"ANONYMIZE TABLE {q(evil_t)} INTO {q(evil_o)} WITH (k = 3, qi = ({q(evil_c)}), "
+        "keep = (v), allow_identifying = (v))"
+    )
     assert run.levels == {evil_c: 0}
     assert con.sql(f"SELECT COUNT(*) FROM {q(evil_o)}").fetchall()[0] == (6,)
     assert con.sql(f"SELECT COUNT(*) FROM {q(evil_t)}").fetchall()[0] == (6,)

@@ -15,7 +15,16 @@ from anonsql.models import DistinctLDiversity, KAnonymity
 from anonsql.partition.points import Points
 from anonsql.partition.run import make_checker
 from tests import brute
-from tests.test_mondrian import GOLDEN, _db, _out, _run, check_release, tables
+from tests.test_mondrian import (
+    GOLDEN,
+    GOLDEN_ROLES,
+    _db,
+    _out,
+    _run,
+    check_release,
+    table_roles,
+    tables,
+)
 
 
 def test_golden_tree_and_release():
@@ -96,6 +105,7 @@ def test_tada_classification_matches_brute_force(case, k, l_value, controllers):
         l=l_value,
         controllers=controllers,
         seed=3,
+        **table_roles(qis),
     )
     out = _out(db)
     if controllers == 1:
@@ -153,7 +163,16 @@ def test_tada_clustering_is_compliant(case, k, l_value):
         for t in pts.tuple_ids[g]:
             assert owner.setdefault(int(t), i) == i
     db = _db(df)
-    _run(db, algorithm="tada", cluster=True, qis=qis, sensitive="s", k=k, l=l_value)
+    _run(
+        db,
+        algorithm="tada",
+        cluster=True,
+        qis=qis,
+        sensitive="s",
+        k=k,
+        l=l_value,
+        **table_roles(qis),
+    )
     check_release(df, _out(db), qis, kinds, k, l_value)
     db.close()
 
@@ -171,9 +190,11 @@ def test_controllers_union_satisfies_the_models():
         }
     )
     db = _db(df)
+    qis = ["age", "zip"]
+    roles = {"keep": ["rid", "y"], "allow_identifying": ["rid"]}  # rid: the test's row key
     for extra in ({"algorithm": "mondrian"}, {"algorithm": "tada", "label": "y"}):
-        r = _run(db, qis=["age", "zip"], sensitive="s", k=5, l=2, controllers=3, seed=2, **extra)
-        check_release(df, _out(db), ["age", "zip"], ["numeric", "categorical"], 5, 2)
+        r = _run(db, qis=qis, sensitive="s", k=5, l=2, controllers=3, seed=2, **roles, **extra)
+        check_release(df, _out(db), qis, ["numeric", "categorical"], 5, 2)
         assert r.algorithm.endswith("/3") and r.measures["failing_rows"] == 0
 
 
@@ -189,7 +210,15 @@ def test_controllers_union_satisfies_the_models():
 def test_tada_bad_input(extra, message):
     db = _db(GOLDEN)
     with pytest.raises(InputError, match=message):
-        _run(db, algorithm="tada", qis=["age", "state"], sensitive="income", k=2, **extra)
+        _run(
+            db,
+            algorithm="tada",
+            qis=["age", "state"],
+            sensitive="income",
+            k=2,
+            **GOLDEN_ROLES,
+            **extra,
+        )
 
 
 def test_task_encodings_read_released_labels():

@@ -17,10 +17,13 @@ method             released value                                               
 The key-less methods are SQL expressions over the source column: a view computes them at
 every read. A keyed method needs the key, which never enters a database: its tokens are
 computed in this process for the column's distinct values at run time and stored in
-``anonsql_masks`` under the output's name, keyed by the SHA-256 digest of the value's text
-(not the value itself, so the side table and a deployment script hold no raw identifier).
-The view joins each row to that table by the digest of its value: a value added after the
-run has no token and reads as NULL, never raw.
+``anonsql_masks`` under the output's name, beside the value's text. The view joins each row
+to that table by its value (one hash join per keyed column): a value added after the run has
+no token and reads as NULL, never raw. The side table holds raw values, as the source does:
+it is protected as ``anonsql_recodings`` is (PostgreSQL: no privilege for PUBLIC, the view
+reads it with its owner's rights). A deployment script (``anonsql transpile``) carries the
+SHA-256 digest of each value instead, and its view joins by the digest the target engine
+computes, so the script holds no raw identifier.
 """
 
 from __future__ import annotations
@@ -274,8 +277,10 @@ class Tokenizer:
         if self._faker is None:
             try:
                 from faker import Faker
-            except ImportError:  # pragma: no cover - faker is a dependency
-                raise InputError("the fake mask needs faker: pip install faker") from None
+            except ImportError:
+                raise InputError(
+                    "the fake mask needs faker, in the extra 'fake': pip install 'anonsql[fake]'"
+                ) from None
             try:
                 self._faker = Faker(self.fake_locale)
             except AttributeError:

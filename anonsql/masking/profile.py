@@ -9,10 +9,12 @@ hierarchy builder. Three statements, whatever the number of columns:
 1. one scan: the row count, each column's non-NULL count, its distinct count (exact up to
    :data:`EXACT_ROWS` rows; DuckDB's and Spark's HyperLogLog ``approx_count_distinct``
    above, PostgreSQL counts exactly), and numbers' minimum and maximum;
-2. the unique share, exactly, by one ``GROUP BY GROUPING SETS`` over every column (above
-   :data:`EXACT_ROWS` rows, over the columns whose distinct count could make them unique: a
-   column with d distinct values in n rows has a unique share of at most d / n, and below
-   :data:`CANDIDATE` that bound is reported);
+2. up to :data:`EXACT_ROWS` rows, the unique share, exactly, by one ``GROUP BY GROUPING
+   SETS`` over every column; above, the bound d / n (a column with d distinct values in n
+   rows has a unique share of at most d / n), from the approximate distinct count, which
+   costs no second pass. The bound decides conservatively: a column is taken for an
+   identifier when its bound reaches 95%, so at that scale a column unique on 90-95% of the
+   rows may be flagged too (a message says so; ``allow_identifying`` overrides);
 3. a sample of :data:`SAMPLE` rows for the kind detection.
 """
 
@@ -31,8 +33,6 @@ from anonsql.masking.detect import IDENTIFIER_KINDS, detect_kind, type_family
 IDENTIFIER_UNIQUE = 0.95
 #: rows up to which distinct counts are exact on every engine
 EXACT_ROWS = 2_000_000
-#: distinct / rows from which the unique share is computed exactly
-CANDIDATE = 0.9
 #: rows read for the kind detection
 SAMPLE = 1000
 #: a detected kind -> the mask anonsql suggests for it
@@ -175,9 +175,7 @@ def profile_table(db, source: str, columns: list[str] | None = None) -> list[Col
         stats[c] = {"nonnull": nonnull, "distinct": distinct, "lo": lo, "hi": hi}
 
     # 2. exact unique shares of the columns that could be identifying
-    candidates = [
-        c for c in cols if n_rows and (exact or stats[c]["distinct"] >= CANDIDATE * n_rows)
-    ]
+    candidates = [c for c in cols if n_rows and exact]
     uniques: dict[str, int] = {}
     if candidates:
         uniques = _unique_counts(backend, source, candidates)
@@ -201,9 +199,10 @@ def profile_table(db, source: str, columns: list[str] | None = None) -> list[Col
             unique = uniques[c] / n_rows
             unique_exact = True
         else:
-            unique = s["distinct"] / n_rows if n_rows else 0.0
+            unique = min(1.0, s["distinct"] / n_rows) if n_rows else 0.0
             unique_exact = unique == 0.0 or not n_rows
-        identifying = kind in IDENTIFIER_KINDS or (unique_exact and unique >= IDENTIFIER_UNIQUE)
+        # exact shares decide exactly; a bound decides conservatively (see the module's text)
+        identifying = kind in IDENTIFIER_KINDS or unique >= IDENTIFIER_UNIQUE
         role, suggestion = _suggest(
             c, source, kind, families[c], unique, identifying, s["distinct"], s["lo"], s["hi"]
         )

@@ -1,6 +1,7 @@
 """Keyed masks at run time: the tokens of every distinct value of each column under a keyed
-method (pseudonym, token, fake), computed in this process with the key and stored, keyed by
-the value's SHA-256 digest, in ``anonsql_masks`` (:mod:`anonsql.masking.methods`).
+method (pseudonym, token, fake), computed in this process with the key and stored by value in
+``anonsql_masks`` (:mod:`anonsql.masking.methods`), a side table protected as
+``anonsql_recodings`` is.
 
 The key is loaded before the run's search, so a run that needs one and has none stops at
 once, having written nothing. Its bytes stay in this process: neither they nor anything
@@ -18,13 +19,13 @@ from sqlglot import exp
 from anonsql.backend.sql_templates import column, table
 from anonsql.errors import InputError
 from anonsql.masking.keys import load_key
-from anonsql.masking.methods import FAKE_FOR_KIND, Mask, Tokenizer, digest
+from anonsql.masking.methods import FAKE_FOR_KIND, Mask, Tokenizer
 from anonsql.masking.roles import Roles
 
 
 @dataclass
 class Tokens:
-    """The rows ``anonsql_masks`` gets for one output: ``col``, ``digest``, ``token``."""
+    """The rows ``anonsql_masks`` gets for one output: ``col``, ``value``, ``token``."""
 
     frame: pd.DataFrame
     masks: dict[str, Mask]  # the keyed masks, fake kinds resolved
@@ -61,12 +62,8 @@ def prepare_tokens(db, source: str, spec: Any, roles: Roles) -> Tokens | None:
         values = distinct_values(db, source, c)
         frames.append(
             pd.DataFrame(
-                {
-                    "col": c,
-                    "digest": [digest(v) for v in values],
-                    "token": tok.tokens(m, values),
-                },
-                columns=["col", "digest", "token"],
+                {"col": c, "value": values, "token": tok.tokens(m, values)},
+                columns=["col", "value", "token"],
             )
         )
     del key, tok  # nothing keyed outlives the computation

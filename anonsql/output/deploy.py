@@ -1,7 +1,9 @@
 """The SQL of a finished run, for another engine: what ``anonsql transpile`` prints.
 
 A run's output is a self-guarding view (or table) over the source table, the pinned versions
-of its hierarchies and, for multidimensional recodings, its rows in ``anonsql_recodings``. The
+of its hierarchies, for multidimensional recodings its rows in ``anonsql_recodings`` and, for
+keyed masks, its tokens in ``anonsql_masks`` (carried by the SHA-256 digest of each value,
+never the value). The
 script recreates exactly those in the target, keyed so that it never touches another output:
 hierarchy versions under their content-addressed keys (equal keys hold equal content, from
 any database), recoding rows under the output's name, and the output itself. Deploying many
@@ -25,6 +27,7 @@ from anonsql.backend.sql_templates import drop, table, template
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import CLOSURE, NODES
+from anonsql.masking.methods import digest, parse_mask
 from anonsql.output.materialize import create_statement
 
 # engines where CREATE OR REPLACE cannot replace every view or table (PostgreSQL has no
@@ -148,7 +151,24 @@ def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Exp
                     rows,
                 )
             )
-    query, _ = run_query(db, run, dialect=dialect)
+    masks = {c: m for c, m in (params.get("masks") or {}).items()}
+    if any(parse_mask(c, m).keyed for c, m in masks.items()):
+        # keyed masks' tokens, keyed by the SHA-256 digest of each value: no raw identifier
+        # in the script; the deployed view hashes each row's value in the target engine
+        out.append(t("output/create_masks"))
+        rows = db.backend.fetchall(
+            "SELECT run_id, col, value, token FROM anonsql_masks WHERE output = ?", [output]
+        )
+        out.append(exp.delete(table("anonsql_masks"), exp.column("output").eq(output)))
+        if rows:
+            out.append(
+                _values_insert(
+                    "anonsql_masks",
+                    ["output", "run_id", "col", "value", "digest", "token"],
+                    [(output, int(r), c, None, digest(str(v)), tok) for r, c, v, tok in rows],
+                )
+            )
+    query, _ = run_query(db, run, dialect=dialect, mask_digests=True)
     kind = row["materialize"] or "view"
     if dialect in _DROP_AND_CREATE:
         out.append(drop(kind, output))

@@ -288,11 +288,13 @@ def guarded_query(
     flag: bool = False,
     masks: dict[str, Mask] | None = None,
     output: str | None = None,
+    mask_digests: bool = False,
 ) -> exp.Select:
     """SELECT of the released rows of ``source`` (``columns``, QIs as labels).
 
     ``masks``: the masking method of each identifier among ``columns``; a keyed one reads its
-    tokens from ``anonsql_masks`` under ``output`` (a value without a token reads NULL).
+    tokens from ``anonsql_masks`` under ``output`` (a value without a token reads NULL), by
+    the value's text, or by its SHA-256 digest with ``mask_digests`` (deployment scripts).
 
     With ``roots`` (each QI's root node id) the rows also carry, per QI j, the original value
     ``__o<j>`` and the released node ``__n<j>`` (the root for suppressed rows): what the
@@ -507,10 +509,12 @@ def guarded_query(
             raise InputError(
                 "a keyed mask needs the output's name (its tokens are stored under it)"
             )
-        # one small hash join per keyed column: the row's value, by its digest, to its token
+        # one hash join per keyed column: the row's value (or, in a deployed copy, its
+        # digest) to its token
         mk = f"{PREFIX}mask{j}"
+        by = "digest" if mask_digests else "value"
         lookup = (
-            exp.select(_c("digest"), _c("token"))
+            exp.select(_c(by), _c("token"))
             .from_(table("anonsql_masks"))
             .where(
                 _c("output").eq(exp.convert(output)),
@@ -518,9 +522,14 @@ def guarded_query(
                 copy=False,
             )
         )
+        key = (
+            sql_digest(column(c, "s"), dialect)
+            if mask_digests
+            else exp.cast(column(c, "s"), "VARCHAR")
+        )
         q = q.join(
             exp.alias_(lookup.subquery(), mk, table=True),
-            on=_c("digest", mk).eq(sql_digest(column(c, "s"), dialect)),
+            on=_c(by, mk).eq(key),
             join_type="left",
             copy=False,
         )

@@ -195,6 +195,7 @@ def run_query(
     drop_suppressed: bool | None = None,
     dialect: str | None = None,
     originals: bool = False,
+    mask_digests: bool = False,
 ) -> tuple[exp.Select, dict[str, Any]]:
     """The guarded query of a recorded run (as its view reads it), and what it was built
     from: ``qis``, ``columns``, ``keys`` (pinned), ``hierarchies`` (loaded). ``originals``:
@@ -241,6 +242,7 @@ def run_query(
         flag=flag,
         masks=masks,
         output=run["output"],
+        mask_digests=mask_digests,
     )
     return query, {"qis": qis, "columns": columns, "keys": keys, "hierarchies": hs}
 

@@ -1,10 +1,13 @@
--- The tokens of keyed masks (pseudonym, token, fake), keyed by the output that reads them and
--- by the SHA-256 digest (hex) of the source value's text: the raw identifier is not stored.
--- The key that made the tokens is never stored anywhere.
+-- The tokens of keyed masks (pseudonym, token, fake), keyed by the output that reads them:
+-- one row per distinct source value of a masked column at run time. The output reads a
+-- row's token by the value's text (``value``); a deployment script's copy holds the SHA-256
+-- digest (hex) of that text instead (``digest``, ``value`` NULL), so the script carries no
+-- raw identifier. The key that made the tokens is never stored anywhere.
 CREATE TABLE IF NOT EXISTS anonsql_masks (
   output VARCHAR NOT NULL,
   run_id INTEGER NOT NULL,
   col VARCHAR NOT NULL,
-  digest VARCHAR NOT NULL,
+  value VARCHAR,
+  digest VARCHAR,
   token VARCHAR NOT NULL
 )
