@@ -10,7 +10,6 @@ database file, or a pandas DataFrame, and returns what was done.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,21 +79,59 @@ def summary_document(result: Any, qis: list[str] | None = None) -> dict[str, Any
     }
 
 
-@dataclass
 class Run:
-    """The outcome of :func:`anonymize`: the library's result plus the database it ran in."""
+    """The outcome of :func:`anonymize`: the library's result plus the database it ran in.
 
-    result: Any  # anonsql.anonymization.Result
-    database: Any  # anonsql.database.Database
-    qis: list[str] | None = None
+    When :func:`anonymize` opened the database itself (from a path or URL), it closes it
+    before returning, so a long-lived worker (Airflow, Dagster) holds no lock on a DuckDB
+    file between runs: :meth:`to_frame` opens it again for the read and closes it after, and
+    :attr:`database` opens it again until :meth:`close` (or the end of a ``with`` block).
+    A database the caller passed in (a connection, a Database) is the caller's to close."""
+
+    def __init__(
+        self, result: Any, database: Any, qis: list[str] | None = None, target: Any = None
+    ) -> None:
+        self.result = result  # anonsql.anonymization.Result
+        self._database = database
+        self.qis = qis
+        self._target = target  # what to open again, when anonymize() opened it
 
     def __getattr__(self, name: str) -> Any:  # levels, measures, output, timings, ...
-        if name in ("result", "database", "qis"):
+        if name.startswith("_") or name in ("result", "qis"):
             raise AttributeError(name)
         return getattr(self.result, name)
 
+    def __repr__(self) -> str:
+        return f"Run(run_id={self.result.run_id!r}, output={self.result.output!r})"
+
+    @property
+    def database(self):
+        """The database the run wrote into (opened again if :func:`anonymize` closed it)."""
+        if self._database is None:
+            from anonsql.database import Database
+
+            self._database = Database.open(self._target)
+        return self._database
+
+    def close(self) -> None:
+        """Close the database if this run opened it (a no-op otherwise, or when closed)."""
+        if self._target is not None and self._database is not None:
+            self._database.close()
+            self._database = None
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def to_frame(self):
         """The anonymized output as a pandas DataFrame."""
+        if self._database is None and self._target is not None:
+            try:
+                return self.result.to_frame(self.database)
+            finally:
+                self.close()
         return self.result.to_frame(self.database)
 
     @property
@@ -242,7 +279,21 @@ def anonymize(source: Any, spec: Any = None, /, *, table: str | None = None, **o
     db, name = open_source(source, table)
     if _is_frame(source) and opts.spec.output is None:
         opts.spec.output = "anonymized"
-    return Run(run(db, name, opts), db, list(opts.spec.qis))
+    target = opened_target(source)
+    try:
+        result = run(db, name, opts)
+    finally:
+        if target is not None:
+            db.close()  # opened here: no lock held once the call returns
+    return Run(result, None if target is not None else db, list(opts.spec.qis), target)
+
+
+def opened_target(source: Any) -> Any:
+    """What :func:`open_source` opened itself (a path or URL, alone or in a tuple), so that
+    the caller closes it; None for a connection, a Database or a DataFrame."""
+    if isinstance(source, tuple) and len(source) == 2:
+        source = source[0]
+    return source if isinstance(source, str | Path) else None
 
 
 def profile(source: Any, table: str | None = None, /, *, columns: list[str] | None = None):
@@ -255,7 +306,11 @@ def profile(source: Any, table: str | None = None, /, *, columns: list[str] | No
     if isinstance(source, tuple) and table is None:
         source, table = source
     db, name = open_source(source, table)
-    return TableProfile(name, profile_table(db, name, columns))
+    try:
+        return TableProfile(name, profile_table(db, name, columns))
+    finally:
+        if opened_target(source) is not None:
+            db.close()
 
 
 def evaluate(
@@ -279,23 +334,30 @@ def evaluate(
     from anonsql.database import Database
     from anonsql.partition.task_utility import evaluate_task
 
+    opened = None
     if isinstance(source, Run):
         db = source.database
         run_id = source.result.run_id if run_id is None else run_id
+        if source._target is not None:
+            opened = source  # opened again for this call: closed after it
     else:
         source = unwrap_connection(source)
         if isinstance(source, Database):
             db = source
         else:
             check_database_exists(source)
-            db = Database.open(source)
-    if run_id is None:
-        raise InputError("name the run to evaluate (run_id)")
-    if task == "groups":  # seed 001's measures of the released groups
-        from anonsql.microaggregation.group_utility import evaluate_groups
+            db = opened = Database.open(source)
+    try:
+        if run_id is None:
+            raise InputError("name the run to evaluate (run_id)")
+        if task == "groups":  # seed 001's measures of the released groups
+            from anonsql.microaggregation.group_utility import evaluate_groups
 
-        return evaluate_groups(db, int(run_id), label)
-    return evaluate_task(db, int(run_id), task, label, seeds, list(ignore), clusters)
+            return evaluate_groups(db, int(run_id), label)
+        return evaluate_task(db, int(run_id), task, label, seeds, list(ignore), clusters)
+    finally:
+        if opened is not None:
+            opened.close()
 
 
 __all__ = [

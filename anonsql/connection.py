@@ -138,6 +138,7 @@ class Connection:
 
     def run_anonymization(self, sql: str):
         from anonsql.api import Run, run
+        from anonsql.dialect.anonsql_dialect import AnonymizedCreate
         from anonsql.dialect.statements import plan
 
         target = _refresh_target(list(_tokens(sql)))
@@ -160,6 +161,19 @@ class Connection:
                 also = "" if existing == output else f" (as {existing!r})"
                 raise InputError(
                     f"{output!r} exists already{also}; use CREATE OR REPLACE to replace it"
+                )
+        elif isinstance(p.statement, AnonymizedCreate):
+            # CREATE OR REPLACE VIEW over a table (or TABLE over a view): the engines' own
+            # statement refuses to replace one kind of relation by the other, and so does this
+            backend = self.database.backend
+            backend.check_name(output)
+            kind = backend.relation_kind(output)
+            wanted = p.options.spec.materialize
+            if kind is not None and kind != wanted:
+                raise InputError(
+                    f"{output!r} is a {kind}: CREATE OR REPLACE {wanted.upper()} does not "
+                    f"replace a {kind} (as in DuckDB and PostgreSQL); drop it first, or choose "
+                    f"another name"
                 )
         return Run(run(self.database, p.source, p.options), self.database, p.options.spec.qis)
 

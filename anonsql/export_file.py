@@ -11,8 +11,25 @@ from pathlib import Path
 from anonsql.backend.sql_templates import table, template
 from anonsql.errors import AnonsqlError, InputError
 
-#: file suffixes written as Parquet; anything else is CSV
+#: file suffixes written as Parquet
 PARQUET_SUFFIXES = (".parquet", ".pq")
+#: file suffixes written as CSV (text with a header row)
+CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+
+
+def check_output_suffix(path: str | Path) -> str:
+    """``parquet`` or ``csv`` for a file name, or a one-line error for any other suffix (an
+    ``.xlsx`` would otherwise hold CSV text that a spreadsheet cannot open)."""
+    suffix = Path(path).suffix.lower()
+    if suffix in PARQUET_SUFFIXES:
+        return "parquet"
+    if suffix in CSV_SUFFIXES:
+        return "csv"
+    known = ", ".join((*CSV_SUFFIXES, *PARQUET_SUFFIXES))
+    raise InputError(
+        f"cannot write {str(path)!r}: anonsql writes CSV or Parquet files, named {known}"
+        f"{'' if suffix else ' (the name has no suffix)'}"
+    )
 
 
 def export_file(db, name: str, path: str | Path, sep: str = ",") -> int:
@@ -27,8 +44,8 @@ def export_file(db, name: str, path: str | Path, sep: str = ",") -> int:
         raise InputError(f"cannot write {str(target)!r}: it is a folder")
     if not target.parent.is_dir():
         raise InputError(f"cannot write {str(target)!r}: folder {str(target.parent)!r} is missing")
+    kind = check_output_suffix(target)
     db.backend.require_table(name)
-    kind = "parquet" if target.suffix.lower() in PARQUET_SUFFIXES else "csv"
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     params = {"source": table(name), "path": str(tmp)}
     if kind == "csv":
@@ -64,4 +81,4 @@ def export_file(db, name: str, path: str | Path, sep: str = ",") -> int:
     return int(db.backend.fetchall(count)[0][0])
 
 
-__all__ = ["PARQUET_SUFFIXES", "export_file"]
+__all__ = ["CSV_SUFFIXES", "PARQUET_SUFFIXES", "check_output_suffix", "export_file"]

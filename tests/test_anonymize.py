@@ -124,7 +124,9 @@ def pets():
 
 def test_rerun_replaces_and_records_provenance(pets):
     r1 = anonymize(pets, "pets", pets_spec(qis=["race", "sex"], k=2, output="out"))
-    r2 = anonymize(pets, "pets", pets_spec(qis=["race", "sex"], k=3, output="out", materialize="table"))
+    r2 = anonymize(
+        pets, "pets", pets_spec(qis=["race", "sex"], k=3, output="out", materialize="table")
+    )
     assert pets.backend.relation_kind("out") == "table"
     assert len(pets.backend.fetch_df("SELECT * FROM out")) == 6
     runs = pets.backend.fetch_df("SELECT run_id, output, levels FROM anonsql_runs")
@@ -145,7 +147,9 @@ def test_failure_during_materialization_leaves_previous_output(pets, monkeypatch
 
     monkeypatch.setattr(pets.backend, "execute", failing)
     with pytest.raises(RuntimeError):
-        anonymize(pets, "pets", pets_spec(qis=["race", "sex"], k=3, output="out", materialize="table"))
+        anonymize(
+            pets, "pets", pets_spec(qis=["race", "sex"], k=3, output="out", materialize="table")
+        )
     monkeypatch.undo()
     assert _snapshot(pets) == before
 
@@ -161,7 +165,10 @@ def test_failure_during_materialization_leaves_previous_output(pets, monkeypatch
             r"suppression limit must be a share in \[0, 1\]",
         ),
         (pets_spec(qis=["race"], k=2, output="pets"), "would overwrite the source"),
-        (pets_spec(qis=["race"], k=2, sensitive="race", l=2), "both a quasi-identifier and sensitive"),
+        (
+            pets_spec(qis=["race"], k=2, sensitive="race", l=2),
+            "both a quasi-identifier and sensitive",
+        ),
         (pets_spec(qis=["race"], sensitive="ill", l=4), "distinct sensitive values"),
         (pets_spec(qis=["race"], sensitive="ill", t=1.2), r"\[0, 1\]"),
         (pets_spec(qis=["race"], l=2), "need a sensitive attribute"),

@@ -151,6 +151,27 @@ def test_unknown_table_and_file(run, tmp_path):
     assert "no table or view named 'ghost'" in out
 
 
+#: the columns of _pets() and of the demo census; neither table holds identifiers, so a run
+#: keeps as they are the columns it gives no other role
+PETS = ["race", "sex", "ill"]
+CENSUS = [
+    "age",
+    "sex",
+    "race",
+    "marital_status",
+    "education",
+    "zip",
+    "country",
+    "occupation",
+    "income",
+]
+
+
+def keep(table: list[str], *named: str) -> list[str]:
+    """``--keep`` with the columns of ``table`` not in ``named`` (QIs, sensitive attribute)."""
+    return ["--keep", ",".join(c for c in table if c not in named)]
+
+
 def _pets(run, tmp_path):
     data = tmp_path / "pets.csv"
     data.write_text("race,sex,ill\nCat,F,a\nLion,F,b\nDog,M,c\nDog,M,a\nCat,M,b\nLion,F,c\n")
@@ -177,6 +198,7 @@ def test_anonymize_check_and_metrics(run, tmp_path):
         "--out",
         "pets_k2",
         "--json",
+        *keep(PETS, "race", "sex"),
     ).output
     summary = json.loads(out)
     assert set(summary["levels"]) == {"race", "sex"}
@@ -192,6 +214,7 @@ def test_anonymize_check_and_metrics(run, tmp_path):
         "race=breed",
         "--out",
         "pets_k2",
+        *keep(PETS, "race", "sex"),
     ).output
     assert "race: level" in text and "wrote view 'pets_k2'" in text
     ok = run("check", "pets_k2", "--qi", "race,sex", "--k", "2").output
@@ -236,10 +259,21 @@ def test_anonymize_check_and_metrics(run, tmp_path):
 
 def test_anonymize_errors_are_one_line(run, tmp_path):
     _pets(run, tmp_path)
-    out = run("anonymize", "pets", "--qi", "race,colour", "--k", "2", ok=False).output
+    out = run(
+        "anonymize", "pets", "--qi", "race,colour", "--k", "2", *keep(PETS, "race"), ok=False
+    ).output
     assert "has no column 'colour'" in out and "Traceback" not in out
     out = run(
-        "anonymize", "pets", "--qi", "race", "--hierarchy", "race=breed", "--k", "9", ok=False
+        "anonymize",
+        "pets",
+        "--qi",
+        "race",
+        "--hierarchy",
+        "race=breed",
+        "--k",
+        "9",
+        *keep(PETS, "race"),
+        ok=False,
     ).output
     assert "larger than the table" in out
     out = run(
@@ -253,6 +287,7 @@ def test_anonymize_errors_are_one_line(run, tmp_path):
         "2",
         "--suppression",
         "2",
+        *keep(PETS, "race"),
         ok=False,
     ).output
     assert "suppression limit" in out
@@ -277,12 +312,20 @@ def demo_db(tmp_path_factory):
     path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
     from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
-    from anonsql.demo.setup import DEMO_OUTPUT, DEMO_QIS, setup_demo
+    from anonsql.demo.setup import DEMO_KEEP, DEMO_OUTPUT, DEMO_QIS, setup_demo
 
     # what `anonsql demo --rows 400` writes, closed so that the file can be copied
     db = Database.open(path)
     setup_demo(db, rows=400)
-    goal = Spec(qis=DEMO_QIS, sensitive="income", k=5, l=2, suppression=0.05, output=DEMO_OUTPUT)
+    goal = Spec(
+        qis=DEMO_QIS,
+        sensitive="income",
+        k=5,
+        l=2,
+        suppression=0.05,
+        output=DEMO_OUTPUT,
+        keep=DEMO_KEEP,
+    )
     anonymize(db, "census", goal)
     db.close()
     return path
@@ -306,9 +349,20 @@ def demo(demo_db, tmp_path):
 
 
 def test_runs_lists_every_run_with_its_figures(demo):
-    demo("anonymize", "census", "--qi", "age,sex", "--k", "5", "--out", "a")
+    rest = keep(CENSUS, "age", "sex")
+    demo("anonymize", "census", "--qi", "age,sex", "--k", "5", "--out", "a", *rest)
     demo(
-        "anonymize", "census", "--qi", "age,sex", "--k", "5", "--algorithm", "greedy", "--out", "b"
+        "anonymize",
+        "census",
+        "--qi",
+        "age,sex",
+        "--k",
+        "5",
+        "--algorithm",
+        "greedy",
+        "--out",
+        "b",
+        *rest,
     )
     text = demo("runs").output.splitlines()
     assert len(text) == 3 and "census -> census_anonymized" in text[0]
@@ -362,7 +416,15 @@ def test_errors_are_json_with_json(tmp_path):
 
 
 def test_json_has_one_shape_for_every_algorithm(demo):
-    common = ["census", "--qi", "age,sex,zip", "--k", "5", "--json"]
+    common = [
+        "census",
+        "--qi",
+        "age,sex,zip",
+        "--k",
+        "5",
+        "--json",
+        *keep(CENSUS, "age", "sex", "zip"),
+    ]
     flash = json.loads(demo("anonymize", *common, "--out", "f").output)
     greedy = json.loads(demo("anonymize", *common, "--algorithm", "greedy", "--out", "g").output)
     assert flash.keys() == greedy.keys()
@@ -379,7 +441,9 @@ def test_json_has_one_shape_for_every_algorithm(demo):
     # the Python API's Run.summary() is the same document
     import anonsql
 
-    run = anonsql.anonymize((str(demo.db), "census"), {"qi": ["age", "sex", "zip"], "k": 5})
+    qis = ["age", "sex", "zip"]
+    options = {"qi": qis, "k": 5, "keep": [c for c in CENSUS if c not in qis]}
+    run = anonsql.anonymize((str(demo.db), "census"), options)
     assert run.summary().keys() == flash.keys()
 
 
@@ -395,7 +459,8 @@ def test_check_exit_status_tells_a_failing_model_from_bad_input(demo):
 
 def test_large_suppression_is_a_warning(demo):
     # 2-diversity of the binary income by entropy needs 50/50 classes: nearly all suppressed
-    args = ["anonymize", "census", "--qi", "age,sex,zip", "--sa", "income", "--k", "5"]
+    args = ["anonymize", "census", "--qi", "age,sex,zip", "--sa", "income", "--k", "5",
+            *keep(CENSUS, "age", "sex", "zip", "income")]  # fmt: skip
     result = demo(*args, "--l", "2", "--l-variant", "entropy-l", "--suppression", "1", "--out", "w")
     assert "warning:" in result.stderr and "suppressed" in result.stderr
     doc = json.loads(
@@ -424,7 +489,7 @@ def test_one_loss_per_run(demo):
     # race at level 1, whose "Other" (Native American + Other) is also a leaf's label: read
     # at the leaf, as without a run, the column costs less than the run published
     r1 = json.loads(demo("anonymize", "census", "--qi", "race,sex", "--k", "5", "--out", "r1",
-                         "--json").stdout)  # fmt: skip
+                         "--json", *keep(CENSUS, "race", "sex")).stdout)  # fmt: skip
     assert r1["levels"] == {"race": 1, "sex": 0}
     m = json.loads(demo("metrics", "census", "r1", "--qi", "race,sex", "--json").stdout)
     assert m["loss"] == pytest.approx(r1["score"])
@@ -496,7 +561,8 @@ def test_anonymize_file_and_export(tmp_path, demo):
     )
     out = tmp_path / "people_k10.csv"
     before = set(tmp_path.iterdir())
-    args = ["anonymize-file", str(data), "--qi", "sex,age", "--k", "10", "--suppression", "0.05"]
+    args = ["anonymize-file", str(data), "--qi", "sex,age", "--k", "10", "--suppression", "0.05",
+            "--keep", "job"]  # fmt: skip
     result = CliRunner().invoke(cli, [*args, "--hierarchies", str(hier), "--out", str(out)])
     assert result.exit_code == 0, result.output
     released = pd.read_csv(out, dtype=str)
@@ -521,12 +587,14 @@ def test_progress_is_scaled_to_the_work_and_ends_full(demo):
 
     db = Database.open(demo.db)
     calls: list[tuple[int, int]] = []
-    spec = Spec(qis=["age", "sex", "zip"], k=5, suppression=0.05)
+    qis = ["age", "sex", "zip"]
+    rest = [c for c in CENSUS if c not in qis]
+    spec = Spec(qis=qis, k=5, suppression=0.05, keep=rest)
     anonymize(db, "census", spec, lambda done, total: calls.append((done, total)))
     size = calls[-1][1]
     assert calls[-1] == (size, size) and all(0 <= d <= t == size for d, t in calls)
     calls.clear()
-    greedy = Spec(qis=["age", "sex", "zip"], k=40, algorithm="greedy")
+    greedy = Spec(qis=qis, k=40, algorithm="greedy", keep=rest)
     anonymize(db, "census", greedy, lambda done, total: calls.append((done, total)))
     assert all(0 <= d <= t for d, t in calls)
     db.close()

@@ -272,6 +272,12 @@ def test_parse_size():
             parse_size(bad)
 
 
+def _role_flags(qis=QIS) -> list[str]:
+    """tests.test_backends.roles() as CLI options."""
+    r = roles(qis)
+    return ["--keep", ",".join(r["keep"]), "--allow-identifying", ",".join(r["allow_identifying"])]
+
+
 def test_every_surface_takes_the_budget(tmp_path):
     import anonsql
     from anonsql.cli.main import cli
@@ -284,8 +290,7 @@ def test_every_surface_takes_the_budget(tmp_path):
     res = CliRunner().invoke(
         cli,
         [
-            *("anonymize", "people", "--qi", ",".join(QIS), "--k", "3"),
-            *("--keep", "id,disease", "--allow-identifying", "id"),
+            *("anonymize", "people", "--qi", ",".join(QIS), "--k", "3", *_role_flags()),
             *("--memory-budget", "1B", "--out", "o1", "--json", "--db", str(path)),
         ],
     )
@@ -294,7 +299,7 @@ def test_every_surface_takes_the_budget(tmp_path):
     bad = CliRunner().invoke(
         cli,
         [
-            *("anonymize", "people", "--qi", "age", "--k", "3"),
+            *("anonymize", "people", "--qi", "age", "--k", "3", *_role_flags(["age"])),
             *("--memory-budget", "much", "--db", str(path)),
         ],
     )

@@ -528,6 +528,16 @@ def census_file(tmp_path):
 
 
 QIS = ["age", "sex", "zip"]
+#: the demo census's columns
+CENSUS = ["age", "sex", "race", "marital_status", "education", "zip", "country", "occupation",
+          "income"]  # fmt: skip
+
+
+def census_keep(sensitive: str | None = None) -> list[str]:
+    """The census columns that are neither a QI nor the sensitive one: released as they are."""
+    return [c for c in CENSUS if c not in QIS and c != sensitive]
+
+
 #: (CLI flags, the spec's options, the model the run must enforce)
 RUNS = [
     (["--beta", "1.0"], {"beta": 1.0}, lambda: BasicBetaLikeness(1.0)),
@@ -551,12 +561,15 @@ def _released_pass(db, output, model) -> None:
 )
 def test_every_surface_runs_the_model(census_file, flags, options, model):
     db_flag = ["--db", str(census_file)]
-    common = ["--qi", ",".join(QIS), "--sa", "occupation", "--k", "3", "--suppression", "0.05"]
+    keep = census_keep("occupation")
+    common = ["--qi", ",".join(QIS), "--sa", "occupation", "--keep", ",".join(keep), "--k", "3",
+              "--suppression", "0.05"]  # fmt: skip
     args = ["anonymize", "census", *common, *flags, "--out", "by_cli", "--json", *db_flag]
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.output
     by_cli = json.loads(r.output)
-    goal = {"qi": QIS, "sensitive": "occupation", "k": 3, "suppression": 0.05, **options}
+    goal = {"qi": QIS, "sensitive": "occupation", "keep": keep, "k": 3, "suppression": 0.05,
+            **options}  # fmt: skip
     by_api = anonsql.anonymize((str(census_file), "census"), {**goal, "output": "by_api"})
     assert by_api.levels == by_cli["levels"]
     spec_file = census_file.parent / "spec.json"
@@ -564,7 +577,8 @@ def test_every_surface_runs_the_model(census_file, flags, options, model):
     r = CliRunner().invoke(cli, ["run", str(spec_file), *db_flag, "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["levels"] == by_cli["levels"]
-    params = json.dumps({k: v for k, v in goal.items() if k not in ("qi", "sensitive")})
+    params = json.dumps({k: v for k, v in goal.items() if k not in ("qi", "sensitive", "keep")})
+    kept = "".join(f"""COLUMN {c} PARAMETERS '{{"is_insensitive": true}}' """ for c in keep)
     algorithm = "L-DIVERSITY"
     if "beta" in options:
         algorithm = "BETA-LIKENESS"
@@ -577,7 +591,8 @@ def test_every_surface_runs_the_model(census_file, flags, options, model):
         """COLUMN age PARAMETERS '{"is_quasi_identifier": true}' """
         """COLUMN sex PARAMETERS '{"is_quasi_identifier": true}' """
         """COLUMN zip PARAMETERS '{"is_quasi_identifier": true}' """
-        """COLUMN occupation PARAMETERS '{"is_sensitive": true}')"""
+        """COLUMN occupation PARAMETERS '{"is_sensitive": true}' """
+        f"{kept})"
     )
     con.close()
     db = Database.open(census_file)
@@ -597,7 +612,8 @@ def test_every_surface_runs_the_model(census_file, flags, options, model):
 
 def test_gs_factor_on_every_surface(census_file):
     db_flag = ["--db", str(census_file)]
-    common = ["--qi", ",".join(QIS), "--k", "5", "--suppression", "0.1"]
+    common = ["--qi", ",".join(QIS), "--keep", ",".join(census_keep()), "--k", "5",
+              "--suppression", "0.1"]  # fmt: skip
     scores = {}
     for gs in ("0", "0.5", "1"):
         args = ["anonymize", "census", *common, "--gs-factor", gs, "--out", f"g{gs[-1]}"]
@@ -606,7 +622,8 @@ def test_gs_factor_on_every_surface(census_file):
         scores[gs] = json.loads(r.output)
     run = anonsql.anonymize(
         (str(census_file), "census"),
-        {"qi": QIS, "k": 5, "suppression": 0.1, "gs_factor": 0.0, "output": "g_api"},
+        {"qi": QIS, "keep": census_keep(), "k": 5, "suppression": 0.1, "gs_factor": 0.0,
+         "output": "g_api"},  # fmt: skip
     )
     assert run.levels == scores["0"]["levels"]
     assert scores["0"]["measures"]["suppressed_rows"] >= scores["1"]["measures"]["suppressed_rows"]
@@ -635,7 +652,7 @@ def test_check_command_reports_the_new_models(census_file):
 def test_engines_release_duckdbs_rows(engine):
     """The new models' templates run on PostgreSQL and Spark: same levels, same rows."""
     from tests.test_backends import QIS as PEOPLE_QIS
-    from tests.test_backends import output_rows, people, setup
+    from tests.test_backends import output_rows, people, roles, setup
 
     frame = people(300)
     ref = Database.open(":memory:")
@@ -644,7 +661,7 @@ def test_engines_release_duckdbs_rows(engine):
     setup(db, frame)
     spec = Spec(qis=PEOPLE_QIS, sensitive="disease", k=3, l=2, l_variant="entropy-l",
                 l_estimator="grassberger", beta=1.5, beta_variant="enhanced", delta=1.6,
-                suppression=0.1, output="out")  # fmt: skip
+                suppression=0.1, output="out", **roles(sensitive="disease"))  # fmt: skip
     expected = anonymize(ref, "people", spec)
     got = anonymize(db, "people", spec)
     assert got.levels == expected.levels

@@ -49,6 +49,21 @@ def people(n: int = 300, seed: int = 3) -> pd.DataFrame:
     )
 
 
+def roles(run_args=(), name: bool = True) -> list[str]:
+    """The CLI options giving a role to each column of ``people`` that is neither a QI nor
+    the sensitive attribute (every column of an output has a role): ``id`` is the test's row
+    key (the tests find rows again by it), kept although unique; ``name`` is a direct
+    identifier, dropped (``name=False``: the test declares it itself, or the table has none);
+    ``disease``, unless ``run_args`` make it the sensitive attribute, is kept as it is."""
+    keep = "id" if "--sa" in run_args else "id,disease"
+    out = ["--keep", keep, "--allow-identifying", "id"]
+    return [*out, "--mask", "name=drop"] if name else out
+
+
+#: the same roles in a spec file
+SPEC_ROLES = 'keep = ["id", "disease"]\nallow_identifying = ["id"]\nmask = { name = "drop" }\n'
+
+
 def canary() -> pd.DataFrame:
     return pd.DataFrame({"k": [1, 2, 3], "secret": ["a", "b", None]})
 
@@ -241,7 +256,10 @@ def test_source_edits_never_release_a_failing_class(env, variant):
     check_args = check_args_of(run_args)
     setup_people(env)
     with Untouched(env):
-        out = env.cli("anonymize", "people", "--qi", QI_ARG, *run_args, "--out", "v", "--json")
+        out = env.cli(
+            "anonymize", "people", "--qi", QI_ARG, *run_args, *roles(run_args), "--out", "v",
+            "--json",
+        )  # fmt: skip
     levels = json.loads(out.output)["levels"]
     sensitive = "disease" if "--sa" in run_args else None
     next_id = [1000]
@@ -330,8 +348,9 @@ def write_other_age_tree(path: Path) -> Path:
 def test_hierarchy_changes_leave_outputs_on_their_pinned_versions(env, tmp_path):
     setup_people(env)
     env.cli(
-        "anonymize", "people", "--qi", QI_ARG, "--k", "5", "--suppression", "0.05", "--out", "v"
-    )
+        "anonymize", "people", "--qi", QI_ARG, "--k", "5", "--suppression", "0.05", *roles(),
+        "--out", "v",
+    )  # fmt: skip
     before = env.frozen("v")
     pinned = env.db.hierarchies.pin("age")
     with Untouched(env, "people", "canary", "v"):
@@ -365,6 +384,7 @@ def test_hierarchy_changes_leave_outputs_on_their_pinned_versions(env, tmp_path)
     spec = tmp_path / "spec.toml"
     spec.write_text(
         'table = "people"\nqi = ["age", "sex", "zip"]\nk = 100000\noutput = "w"\n'
+        f"{SPEC_ROLES}"
         '[hierarchy]\nsex = { file = "sex_tree.csv" }\n'
         'age = { file = "age4.csv", name = "age_spec" }\n'
     )
@@ -392,6 +412,8 @@ def test_hierarchy_changes_leave_outputs_on_their_pinned_versions(env, tmp_path)
 
 
 DEMO_QIS = "age,sex,race,marital_status,education,zip"
+#: the census columns a user's run on age, sex and zip releases as they are
+CENSUS_KEEP = "race,marital_status,education,country,occupation,income"
 
 
 def test_demo_twice_keeps_outputs_readable_and_anonymous(env):
@@ -404,7 +426,7 @@ def test_demo_twice_keeps_outputs_readable_and_anonymous(env):
         env.cli("demo", "--rows", "300", "--seed", "1")
     assert env.frozen("census_anonymized") == first_demo
     env.cli("anonymize", "census", "--qi", "age,sex,zip", "--k", "3", "--suppression", "0.1",
-            "--out", "mine")  # fmt: skip
+            "--keep", CENSUS_KEEP, "--out", "mine")  # fmt: skip
     mine = env.frozen("mine")
     with Untouched(env, "canary"):
         again = env.cli("demo", "--rows", "300", "--seed", "1", code=None)
@@ -450,8 +472,9 @@ def test_status_and_refresh_follow_the_source(env):
 
     setup_people(env)
     env.cli(
-        "anonymize", "people", "--qi", QI_ARG, "--k", "5", "--suppression", "0.05", "--out", "v"
-    )
+        "anonymize", "people", "--qi", QI_ARG, "--k", "5", "--suppression", "0.05", *roles(),
+        "--out", "v",
+    )  # fmt: skip
     first = env.latest_run("v")
     status = status_of(env, "v", 0)
     assert status["run_id"] == first and status["within_limit"]
@@ -498,8 +521,8 @@ def test_status_and_refresh_follow_the_source(env):
         env.check("v", ["--k", "5"])
 
         # an l-diverse output whose refresh has no solution: only flu left
-        env.cli("anonymize", "people", "--qi", QI_ARG, "--sa", "disease", "--k", "3", "--l", "2",
-                "--suppression", "0.05", "--out", "w")  # fmt: skip
+        w_args = ["--sa", "disease", "--k", "3", "--l", "2", "--suppression", "0.05"]
+        env.cli("anonymize", "people", "--qi", QI_ARG, *w_args, *roles(w_args), "--out", "w")
         env.execute("DELETE FROM people WHERE disease <> 'flu'")
         # every class fails 2-diversity now: the view suppresses every row
         w = env.frame("w")
@@ -550,7 +573,8 @@ def test_deploy_scripts_of_two_databases_into_one_target(env, tmp_path):
         src.backend.write_frame(f"people_{tag}", frame)
         store_hierarchies(src, widths)
         src.close()
-        run = ["anonymize", f"people_{tag}", "--qi", QI_ARG, *args, "--out", f"out_{tag}"]
+        run = ["anonymize", f"people_{tag}", "--qi", QI_ARG, *args, *roles(args)]
+        run += ["--out", f"out_{tag}"]
         result = runner.invoke(cli, [*run, "--db", path])
         assert result.exit_code == 0, result.output
         dialect = "duckdb" if env.engine == "duckdb" else "postgres"
@@ -606,7 +630,7 @@ def test_proportional_representation_hides_a_single_suppressed_record(env):
     frame["disease"] = ["flu", "hiv", "cancer"] * 8 + ["gastritis"]
     setup_people(env, frame)
     out = env.cli("anonymize", "people", "--qi", QI_ARG, "--k", "5", "--suppression", "0.05",
-                  "--out", "v", "--json")  # fmt: skip
+                  *roles(name=False), "--out", "v", "--json")  # fmt: skip
     summary = json.loads(out.output)
     assert summary["measures"]["suppressed_rows"] == 1
     run_id = summary["run_id"]
@@ -643,10 +667,12 @@ def test_proportional_representation_hides_a_single_suppressed_record(env):
 def test_columns_identifiers_and_missing_values(env):
     setup_people(env)
     goal = ["--qi", QI_ARG, "--k", "5", "--suppression", "0.05"]
+    kept = roles(name=False)  # name: --identifiers name below
     with Untouched(env):
-        env.cli("anonymize", "people", *goal, "--columns", "id,name,age,sex,zip,disease",
+        env.cli("anonymize", "people", *goal, *kept, "--columns", "id,name,age,sex,zip,disease",
                 "--identifiers", "name", "--out", "v")  # fmt: skip
-        env.cli("anonymize", "people", *goal, "--identifiers", "name,id", "--out", "w")
+        env.cli("anonymize", "people", *goal, "--keep", "disease", "--identifiers", "name,id",
+                "--out", "w")  # fmt: skip
         env.cli("anonymize", "people", *goal, "--columns", "zip,age,sex", "--out", "x")
     assert list(env.frame("v").columns) == ["id", "age", "sex", "zip", "disease"]
     assert list(env.frame("w").columns) == ["age", "sex", "zip", "disease"]
@@ -664,11 +690,13 @@ def test_columns_identifiers_and_missing_values(env):
     env.execute("UPDATE people SET zip = '99999' WHERE id = 6")
     relations, runs = env.relations(), env.runs()
     with Untouched(env):
-        refused = env.cli("anonymize", "people", *goal, "--out", "m", code=1)
+        refused = env.cli(
+            "anonymize", "people", *goal, *kept, "--identifiers", "name", "--out", "m", code=1
+        )
     assert "--missing suppress" in refused.output and "Traceback" not in refused.output
     assert env.relations() == relations and env.runs() == runs
     with Untouched(env):
-        ran = env.cli("anonymize", "people", *goal, "--missing", "suppress", "--out", "m",
+        ran = env.cli("anonymize", "people", *goal, *kept, "--missing", "suppress", "--out", "m",
                       "--identifiers", "name", "--json")  # fmt: skip
     measures = json.loads(ran.output)["measures"]
     assert measures["missing_rows"] == 7 and measures["rows"] == 300
@@ -690,8 +718,8 @@ def test_columns_identifiers_and_missing_values(env):
     env.execute("UPDATE people SET sex = 'x' WHERE id < 40")
     before, runs = env.frozen("m"), env.runs()
     with Untouched(env):
-        over = env.cli("anonymize", "people", *goal, "--missing", "suppress", "--out", "m",
-                       code=1)  # fmt: skip
+        over = env.cli("anonymize", "people", *goal, *kept, "--identifiers", "name",
+                       "--missing", "suppress", "--out", "m", code=1)  # fmt: skip
     assert "Traceback" not in over.output and "suppression" in over.output
     assert env.frozen("m") == before and env.runs() == runs
 
@@ -782,7 +810,7 @@ def test_t_closeness_view_with_unknown_rows_passes_check(tmp_path):
     try:
         setup_people(env)
         args = ["--sa", "disease", "--k", "3", "--t", "0.2", "--suppression", "0.05"]
-        env.cli("anonymize", "people", "--qi", QI_ARG, *args, "--out", "v")
+        env.cli("anonymize", "people", "--qi", QI_ARG, *args, *roles(args), "--out", "v")
         for i in range(30):  # sex 'x' is no leaf: suppressed in the view
             env.execute(f"INSERT INTO people VALUES ({1000 + i}, 'n', 30, 'x', '13053', 'hiv')")
         env.cli("check", "v", "--qi", QI_ARG, *check_args_of(args))

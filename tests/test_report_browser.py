@@ -82,10 +82,16 @@ def reports(tmp_path_factory):
     db = Database.open(folder / "r.duckdb")
     setup_demo(db, rows=600)
     qis = ["age", "sex", "zip"]
+    # the census holds no identifiers: the columns that are not QIs are released as they are
+    keep = [c for c in db.backend.columns("census") if c not in qis]
     lattice = anonymize(
-        db, "census", Spec(qis=qis, k=5, suppression=0.05, output="lat", solutions=True)
+        db,
+        "census",
+        Spec(qis=qis, k=5, suppression=0.05, output="lat", solutions=True, keep=keep),
     )
-    greedy = anonymize(db, "census", Spec(qis=qis, k=5, algorithm="greedy", output="gaa"))
+    greedy = anonymize(
+        db, "census", Spec(qis=qis, k=5, algorithm="greedy", output="gaa", keep=keep)
+    )
     pages = {}
     for name, run in (("lattice", lattice), ("greedy", greedy)):
         figures = build_report(db, run.run_id)

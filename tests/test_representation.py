@@ -36,6 +36,9 @@ TABLE_I = pd.DataFrame(
         "race": ["cat", "lion", "dog", "dolphin", "whale", "whale"],
     }
 )
+#: "line" is the tests' row key (rows are found again by it): kept, published on purpose
+#: although it is unique
+TABLE_I_ROLES = {"keep": ["line"], "allow_identifying": ["line"]}
 # Table III, with the paper's two-decimal rounding (0.66 is 2/3)
 T3 = {
     "gender": {"M": [1 / 3] * 3 + [2 / 3] * 3, "F": [2 / 3] * 3 + [1 / 3] * 3, "*": [1] * 6},
@@ -147,8 +150,11 @@ def test_proportional_matches_brute_force(case, greedy, k):
         db.hierarchies.save(h)
     frame = df.astype(str).assign(rid=range(len(df)))
     db.backend.write_frame("t", frame)
+    # rid is the test's row key and s data released as it is; a random table of a few rows
+    # makes any column unique: all published on purpose, the test checks the encoding
     spec = Spec(qis=qis, k=k, algorithm="greedy" if greedy else "flash", output="o",
-                suppression=0.0 if greedy else 0.3)  # fmt: skip
+                suppression=0.0 if greedy else 0.3, keep=["s", "rid"],
+                allow_identifying=["rid", "s", *qis])  # fmt: skip
     try:
         r = anonymize(db, "t", spec)
     except Exception:
@@ -186,7 +192,7 @@ def test_represent_command(tmp_path):
     db.hierarchies.save(Hierarchy.from_rows("gender", GENDER))
     db.hierarchies.save(Hierarchy.from_rows("race", RACE))
     db.backend.write_frame("t", TABLE_I)
-    r = anonymize(db, "t", Spec(qis=["gender", "race"], k=3, output="t3"))
+    r = anonymize(db, "t", Spec(qis=["gender", "race"], k=3, output="t3", **TABLE_I_ROLES))
     db.close()
     res = CliRunner().invoke(cli, ["represent", str(r.run_id), "--db", str(path)])
     assert res.exit_code == 0 and "t3_proportional" in res.output, res.output

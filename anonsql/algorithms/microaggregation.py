@@ -77,14 +77,11 @@ def read_tuples(
         be.require_columns(source, [label])
         if label in qis:
             raise InputError(f"the label {label!r} cannot also be a quasi-identifier")
-    probe = be.fetch_df(exp.select(*[column(q) for q in qis]).from_(table(source)).limit(0))
-    import pandas as pd
+    # the engine's catalog types: an empty result frame is untyped on PostgreSQL
+    from anonsql.masking.detect import type_family
 
-    bad = [
-        q
-        for q in qis
-        if not pd.api.types.is_numeric_dtype(probe[q]) or pd.api.types.is_bool_dtype(probe[q])
-    ]
+    types = be.column_types(source)
+    bad = [q for q in qis if type_family(types[q]) != "number"]
     if bad:
         raise InputError(
             f"microaggregation needs numeric quasi-identifiers; not numeric: {', '.join(bad)}"

@@ -45,6 +45,10 @@ def hierarchies_of(ctx: RunContext) -> list:
     return [None if k is None else ctx.db.hierarchies.load(k) for k in ctx.keys]
 
 
+#: the most data controllers a run takes (seed 003 splits the rows among them)
+MAX_CONTROLLERS = 1_000_000
+
+
 def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str) -> Outcome:
     from anonsql.partition.points import Points
     from anonsql.partition.run import make_checker, measures, partition
@@ -72,6 +76,11 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
     ctx.timings["histogram"] = time.perf_counter() - ctx.t0
     sens_h = ctx.db.hierarchies.load(ctx.sensitive_key) if ctx.sensitive_key else None
     checker = make_checker(points, models, sens_h)
+    if spec.controllers > points.rows:
+        raise InputError(
+            f"controllers ({spec.controllers}) must be at most the table's rows ({points.rows}): "
+            f"each data controller anonymizes a share of them"
+        )
     result = partition(points, checker, mode, spec.controllers, spec.seed, spec.k)
     ctx.timings.update(result.timings)
     t0 = time.perf_counter()
@@ -129,6 +138,11 @@ def check_partition_options(spec, prefix: str = "") -> None:
     c = getattr(spec, "controllers", 1)
     if isinstance(c, bool) or not isinstance(c, int) or c < 1:
         raise InputError(f"{prefix}controllers must be a whole number >= 1, not {c!r}")
+    if c > MAX_CONTROLLERS:
+        raise InputError(
+            f"{prefix}controllers must be at most {MAX_CONTROLLERS:,} (each holds a share of "
+            f"the rows), not {c}"
+        )
     seed = getattr(spec, "seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InputError(f"{prefix}seed must be a whole number >= 0, not {seed!r}")

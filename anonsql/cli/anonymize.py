@@ -25,6 +25,10 @@ from anonsql.cli.common import (
 )
 
 
+#: why anonymize and run refuse a database file that does not exist
+SOURCE_NEEDED = "so it holds no table to anonymize (check --db; nothing was created)"
+
+
 @click.command()
 @click.argument("table")
 @click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
@@ -290,9 +294,11 @@ def anonymize(
         memory_budget=memory_budget,
         replace=replace,
     )
-    db = open_db(db_path)
+    db = open_db(db_path, create=False, why=SOURCE_NEEDED)
     with _progress(as_json, progress_label(spec.algorithm)) as progress:
         result = run(db, table, spec, progress)
+    if spec.output is None and not as_json:
+        click.echo("nothing written: give --out NAME to publish the result as a view or table")
     _echo_result(result, as_json, spec.qis)
 
 
@@ -314,7 +320,7 @@ def run_cmd(spec_file: str, db_path: str | None, as_json: bool) -> None:
     from anonsql.spec_file import load_spec_file
 
     spec = load_spec_file(spec_file)
-    db = open_db(db_path or spec.database or "anonsql.duckdb")
+    db = open_db(db_path or spec.database or "anonsql.duckdb", create=False, why=SOURCE_NEEDED)
     options = spec.options.spec
     with _progress(as_json, progress_label(options.algorithm)) as progress:
         result = run(db, spec.table, spec.options, spec.path.parent, progress)

@@ -95,7 +95,7 @@ def friendly(fn: Callable) -> Callable:
     return wrapper
 
 
-def open_db(path: str, create: bool = True):
+def open_db(path: str, create: bool = True, why: str | None = None):
     """Open --db. Commands that only read pass ``create=False``: a DuckDB file that does
     not exist is then an error naming the path, not a new empty database (a typo in --db
     would otherwise leave an empty file behind and fail later with "no table")."""
@@ -106,7 +106,10 @@ def open_db(path: str, create: bool = True):
     from anonsql.errors import InputError
 
     if not create:
-        check_database_exists(path)
+        if why is None:
+            check_database_exists(path)
+        else:
+            check_database_exists(path, why)
     ctx = click.get_current_context(silent=True)
     wait = float(ctx.meta.get("anonsql_wait", 0.0)) if ctx is not None else 0.0
     deadline = time.monotonic() + wait

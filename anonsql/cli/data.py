@@ -236,7 +236,9 @@ def anonymize_file(
         role_values,
     )
     from anonsql.cli.hierarchy import hierarchy_files
-    from anonsql.export_file import export_file
+    from anonsql.database import file_columns
+    from anonsql.errors import InputError
+    from anonsql.export_file import check_output_suffix, export_file
     from anonsql.hierarchy.loaders import load_file
 
     roles = role_values(**{k: goal.pop(k) for k in ROLE_PARAMS})
@@ -254,7 +256,19 @@ def anonymize_file(
         materialize="table",
         drop_suppressed=drop_suppressed,
     )
-    # the hierarchy files are read and checked before anything else happens
+    # the names are checked against the file's header, and the hierarchy files read and
+    # checked, before the data are loaded
+    check_output_suffix(out_file)
+    header = file_columns(file, sep)
+    named = [*spec.qis, *([spec.sensitive] if spec.sensitive else []), *(spec.keep or []),
+             *spec.masks, *(spec.identifiers or []), *(spec.columns or []),
+             *(spec.allow_identifying or [])]  # fmt: skip
+    unknown = [c for c in dict.fromkeys(named) if c not in header]
+    if unknown:
+        raise InputError(
+            f"{file!r} has no column {', '.join(map(repr, unknown))}; its columns are "
+            f"{', '.join(map(repr, header))}"
+        )
     loaded = (
         [load_file(c, str(f), None, None) for c, f in hierarchy_files(hierarchy_dir, pattern)]
         if hierarchy_dir

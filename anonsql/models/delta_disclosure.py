@@ -69,7 +69,9 @@ class DeltaDisclosure(PrivacyModel):
         """Per sensitive value s: a passing class holds it below ``q(s) 2^(delta - EPS)``
         (absent, at 0): what :meth:`anonsql.models.requirements.Requirements.screen` bounds
         suppression with."""
-        return overall * 2.0 ** (self.delta - EPS)
+        # p / q <= 1 / q, and 1 / q < 2^1000 for any share a float holds: past that exponent
+        # the bound holds every value, and 2.0 ** delta would overflow (delta = 1100)
+        return overall * 2.0 ** min(self.delta - EPS, 1000.0)
 
     def passes(self, values: np.ndarray) -> np.ndarray:
         return values < self.delta - EPS
