@@ -169,3 +169,22 @@ def test_create_or_replace_view_over_a_table_is_refused(db):
             "COLUMN sex PARAMETERS '{\"is_quasi_identifier\": true}')"
         )
     assert db.backend.fetchall("SELECT precious FROM mine") == [(1,)]
+
+
+# -- 9. the suppression marker stands only at the root -----------------------------------------
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [["a", "*", "*"], ["b", "*", "*"]],  # '*' on an inner level
+        [["a", "x", "*"], ["*", "x", "*"]],  # '*' as a leaf (a data value)
+    ],
+)
+def test_a_hierarchy_with_star_below_the_root_is_refused(db, rows):
+    from anonsql.errors import HierarchyError
+    from anonsql.hierarchy.hierarchy import Hierarchy
+
+    h = Hierarchy.from_rows("s", rows)
+    with pytest.raises(HierarchyError, match="below the root"):
+        db.hierarchies.save(h)
+    assert not db.hierarchies.exists("s")
+    db.hierarchies.save(Hierarchy.from_rows("s", [["a", "x", "*"], ["b", "y", "*"]]))

@@ -25,6 +25,10 @@ import numpy as np
 from anonsql.errors import HierarchyError
 
 
+#: the label of a suppressed row (anonsql.output.materialize.SUPPRESSED_LABEL)
+SUPPRESSION_MARKER = "*"
+
+
 def _where(source: str, row: int | None) -> str:
     return f"{source}, row {row}" if row is not None else source
 
@@ -48,6 +52,20 @@ class Hierarchy:
                 (int(lv), lb): i
                 for i, (lv, lb) in enumerate(zip(self.levels, self.labels, strict=False))
             }
+
+    def check_suppression_marker(self) -> None:
+        """Refuse ``*`` (the label of a suppressed row, in every QI) on any node but the root:
+        a released row generalized to an inner ``*`` would read exactly like a suppressed
+        one, and the output's counts and reports could not tell them apart."""
+        roots = {int(i) for i in np.flatnonzero(self.parents < 0)}
+        for i, label in enumerate(self.labels):
+            if label == SUPPRESSION_MARKER and i not in roots:
+                raise HierarchyError(
+                    f"hierarchy {self.name!r} ({self.source}): {SUPPRESSION_MARKER!r} stands at "
+                    f"level {int(self.levels[i])}, below the root; it marks suppressed rows "
+                    f"in every output, so only the root may be labelled {SUPPRESSION_MARKER!r} "
+                    f"(rename that node, e.g. 'any' or '(all)')"
+                )
 
     # -- construction ----------------------------------------------------------------------
     @classmethod

@@ -110,6 +110,7 @@ class HierarchyStore:
         name = name or hierarchy.name
         if not name:
             raise InputError("a hierarchy needs a name")
+        hierarchy.check_suppression_marker()
         self.ensure_schema()
         key = content_key(name, hierarchy)
         versions = self._versions(name)
