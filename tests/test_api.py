@@ -22,8 +22,10 @@ from tests.test_anonymize import _snapshot
 QIS = ["age", "sex", "zip"]
 #: the demo census's columns; every column of an output has a role, and the ones that are
 #: neither a QI nor the sensitive attribute are released as they are (``keep``)
-CENSUS = ["age", "sex", "race", "marital_status", "education", "zip", "country", "occupation"]
-CENSUS += ["income"]
+CENSUS = [
+    *("age", "sex", "race", "marital_status", "education", "zip"),
+    *("country", "occupation", "income"),
+]
 
 
 def _keep(sensitive: str | None = None) -> list[str]:
@@ -156,11 +158,11 @@ def test_bad_spec_files_change_nothing(census_file, text, message):
 def test_sql_command_runs_statements_and_files(census_file, tmp_path):
     runner = CliRunner()
     db = ["--db", str(census_file)]
-    r = runner.invoke(
-        cli,
-        ["sql", f"ANONYMIZE TABLE census INTO s5 WITH (k = 5, qi = (age, sex, zip), keep = "
-         f"({', '.join(_keep())})); SELECT k FROM anonsql_k('s5', ['age', 'sex', 'zip'])", "--json", *db],
-    )  # fmt: skip
+    statements = (
+        f"ANONYMIZE TABLE census INTO s5 WITH (k = 5, qi = (age, sex, zip), keep = "
+        f"({', '.join(_keep())})); SELECT k FROM anonsql_k('s5', ['age', 'sex', 'zip'])"
+    )
+    r = runner.invoke(cli, ["sql", statements, "--json", *db])
     assert r.exit_code == 0, r.output
     assert '"output": "s5"' in r.output and '"kind": "query"' in r.output
     assert '"items": [\n    {\n      "k":' in r.output

@@ -188,3 +188,21 @@ def test_a_hierarchy_with_star_below_the_root_is_refused(db, rows):
         db.hierarchies.save(h)
     assert not db.hierarchies.exists("s")
     db.hierarchies.save(Hierarchy.from_rows("s", [["a", "x", "*"], ["b", "y", "*"]]))
+
+
+# -- 3. estimated k-map's SQL does not nest with its breakpoints ---------------------------------
+def test_estimated_k_map_1000_publishes_and_reads(db):
+    from anonsql.demo.setup import setup_demo
+
+    setup_demo(db, rows=400)
+    spec = Spec(qis=["age", "sex"], k_map=1000, population_size=300_000_000, suppression=1.0,
+                output="v", columns=["age", "sex"])  # fmt: skip
+    res = anonymize(db, "census", spec)
+    out = res.to_frame(db)
+    # k' for 400 rows of 300 million people: derived from the same breakpoints in Python
+    from anonsql.models.k_map import EstimatedKMap
+
+    k_derived = EstimatedKMap(1000, population_size=300_000_000).derived_k(400)
+    released = out[(out != "*").any(axis=1)]
+    sizes = released.groupby(["age", "sex"]).size()
+    assert (sizes >= k_derived).all()

@@ -268,20 +268,24 @@ def wide_db(db, wide):
 
 
 QIS = [f"q{j}" for j in range(12)]
+#: wide's column s, released as it is by the runs that have no sensitive attribute
+KEEP = ["s"]
 
 
 def test_anonymize_publishes_the_heuristic_result(wide_db):
     r = anonymize(
         wide_db,
         "wide",
-        Spec(qis=QIS, k=5, suppression=0.05, algorithm="heuristic", steps=400, output="w5"),
+        Spec(
+            qis=QIS, k=5, suppression=0.05, algorithm="heuristic", steps=400, output="w5", keep=KEEP
+        ),
     )
     assert r.algorithm == "heuristic" and r.checked == 400 and r.lattice_size == 4**12
     assert "not proven optimal" in r.guarantee
     assert wide_db.backend.fetchall("SELECT COUNT(*) FROM w5")[0][0] == 600
     # the flash default refuses the lattice and points at the heuristic
     with pytest.raises(InputError, match="--algorithm heuristic"):
-        anonymize(wide_db, "wide", Spec(qis=QIS, k=5, suppression=0.05))
+        anonymize(wide_db, "wide", Spec(qis=QIS, k=5, suppression=0.05, keep=KEEP))
 
 
 def test_nothing_found_within_the_limit_says_so(wide_db):
@@ -312,7 +316,8 @@ def test_lattice_beyond_64_bits_is_published(db):
     column, measures = db.backend.fetchall(query.format(int(r.run_id)))[0]
     assert column is None and json.loads(measures)["lattice_size"] == 4**40
     assert build_report(db, r.run_id)["lattice_size"] == 4**40
-    small = anonymize(db, "w40", Spec(qis=spec.qis[:3], k=3, output="w3_k3"))
+    # the other 37 columns released as they are
+    small = anonymize(db, "w40", Spec(qis=spec.qis[:3], k=3, output="w3_k3", keep=spec.qis[3:]))
     column, measures = db.backend.fetchall(query.format(int(small.run_id)))[0]
     assert column == 4**3 and "lattice_size" not in json.loads(measures)
     assert build_report(db, small.run_id)["lattice_size"] == 4**3
@@ -349,6 +354,7 @@ def test_cli(tmp_path, wide):
         db.hierarchies.save(h)
     db.close()
     args = ["anonymize", "wide", "--qi", ",".join(QIS), "--k", "5", "--suppression", "0.05"]
+    args += ["--keep", ",".join(KEEP)]
     runner = CliRunner()
     out = runner.invoke(cli, [*args, "--algorithm", "heuristic", "--steps", "200", "--json",
                               "--db", dbfile])  # fmt: skip
@@ -366,6 +372,6 @@ def test_sql_statement_takes_the_limits(wide_db):
     qi = ", ".join(QIS)
     run = Connection(wide_db).sql(
         f"ANONYMIZE TABLE wide INTO w7 WITH (k = 5, suppression = 0.05, qi = ({qi}), "
-        f"algorithm = 'heuristic', steps = 150, time_limit = 60)"
+        f"keep = ({', '.join(KEEP)}), algorithm = 'heuristic', steps = 150, time_limit = 60)"
     )
     assert run.result.checked == 150 and run.result.algorithm == "heuristic"

@@ -247,7 +247,7 @@ def test_sql_statements_case_variants(duck):
         "COLUMN age PARAMETERS '{\"is_quasi_identifier\": true}' "
         "COLUMN sex PARAMETERS '{\"is_quasi_identifier\": true}' "
         "COLUMN zip PARAMETERS '{\"is_quasi_identifier\": true}' "
-        "COLUMN id PARAMETERS '{\"mask\": \"drop\"}'"
+        'COLUMN id PARAMETERS \'{"mask": "drop"}\''
     )
     view = (
         "CREATE {replace}TABLE {name} AS SELECT * FROM people WITH ANONYMIZATION "

@@ -72,12 +72,14 @@ class ColumnProfile:
         """Whether the column cannot be a quasi-identifier: a kind that identifies a person,
         or a text key unique on 95%+ of the rows. A unique date, timestamp, number or postal
         code is a fine-grained QI, the kind generalization exists for (day -> month -> year,
-        intervals, digit masking), so uniqueness alone does not refuse it as a QI; kept raw
-        it is refused (:attr:`looks_identifying`)."""
+        intervals, digit masking), and a category (at most 50 distinct values, so unique
+        only in a table of a few dozen rows) is no key: uniqueness alone does not refuse them
+        as QIs; kept raw they are refused (:attr:`looks_identifying`)."""
         if self.kind in IDENTIFIER_KINDS:
             return True
-        fine_grained = self.kind in ("date", "timestamp", "number", "postal-code")
-        return self.looks_identifying and not fine_grained
+        # a category (at most 50 distinct values) is no key, however few rows hold it
+        generalizable = self.kind in ("date", "timestamp", "number", "postal-code", "category")
+        return self.looks_identifying and not generalizable
 
     def describe(self) -> str:
         """A short phrase for messages: kind and uniqueness."""

@@ -150,13 +150,24 @@ class EstimatedKMap(PrivacyModel):
             steps = kmap_breakpoints(
                 self.k, float(self.population_size), self.significance, self.estimator
             )
-            ifs = [
-                exp.If(
-                    this=exp.LTE(this=n.copy(), expression=exp.convert(top)), true=exp.convert(d)
+            # k' of the smallest breakpoint at or above n, looked up in a VALUES list: one
+            # CASE branch per breakpoint would nest as deep as there are breakpoints (k = 1000
+            # gives hundreds, past DuckDB's expression depth limit of 1000)
+            derived = exp.convert(self.k)
+            if steps:
+                points = exp.values(
+                    [(exp.convert(top), exp.convert(d)) for top, d in steps],
+                    alias="b",
+                    columns=["top", "d"],
                 )
-                for top, d in steps
-            ]
-            derived = exp.Case(ifs=ifs, default=exp.convert(self.k)) if ifs else exp.convert(self.k)
+                lookup = (
+                    exp.select(exp.column("d", "b"))
+                    .from_(points)
+                    .where(exp.GTE(this=exp.column("top", "b"), expression=n.copy()))
+                    .order_by(exp.column("top", "b"))
+                    .limit(1)
+                )
+                derived = exp.func("COALESCE", exp.Subquery(this=lookup), exp.convert(self.k))
         return "models/k_map_estimated", {"derived": exp.cast(derived, "DOUBLE")}
 
     def sql_pass(self) -> str:
