@@ -70,8 +70,14 @@ def test_api_closes_what_it_opened(tmp_path):
     db.backend.write_frame("t", _numeric())
     db.close()
     run = anonsql.anonymize(
-        (str(path), "t"), {"qi": ["age", "hours"], "k": 5, "algorithm": "mdav", "output": "o",
-                           "keep": ["y"]}  # fmt: skip
+        (str(path), "t"),
+        {
+            "qi": ["age", "hours"],
+            "k": 5,
+            "algorithm": "mdav",
+            "output": "o",
+            "keep": ["y"],
+        },  # fmt: skip
     )
     assert _other_process_reads(path) == 120  # no lock held after the call
     assert len(run.to_frame()) == 120  # opened again for the read, closed after
@@ -112,7 +118,7 @@ def test_empty_csv_unknown_suffix_and_typo_database(tmp_path):
     empty.write_text("")
     db_path = tmp_path / "d.duckdb"
     res = runner.invoke(cli, ["import", "e", str(empty), "--db", str(db_path)])
-    assert res.exit_code == 1 and "is empty" in res.output and "\n" == res.output[-1]
+    assert res.exit_code == 1 and "is empty" in res.output and res.output[-1] == "\n"
     res = runner.invoke(cli, ["demo", "--rows", "300", "--db", str(db_path)])
     assert res.exit_code == 0
     res = runner.invoke(cli, ["export", "census", str(tmp_path / "x.xlsx"), "--db", str(db_path)])
@@ -123,8 +129,18 @@ def test_empty_csv_unknown_suffix_and_typo_database(tmp_path):
     assert res.exit_code == 1 and "does not exist" in res.output and not typo.exists()
     res = runner.invoke(
         cli,
-        ["anonymize", "census", "--qi", "age,sex,zip", "--k", "5", "--columns", "age,sex,zip",
-         "--db", str(db_path)],  # fmt: skip
+        [
+            "anonymize",
+            "census",
+            "--qi",
+            "age,sex,zip",
+            "--k",
+            "5",
+            "--columns",
+            "age,sex,zip",
+            "--db",
+            str(db_path),
+        ],  # fmt: skip
     )
     assert res.exit_code == 0 and "nothing written: give --out" in res.output
 
@@ -141,8 +157,18 @@ def test_anonymize_file_checks_names_before_loading(tmp_path):
     (hier / "d_hierarchy_age.csv").write_text("broken;file;with;unequal\nrows\n")
     res = CliRunner().invoke(
         cli,
-        ["anonymize-file", str(src), "--qi", "agee,hours", "--k", "5", "--hierarchies", str(hier),
-         "--out", str(tmp_path / "o.csv")],  # fmt: skip
+        [
+            "anonymize-file",
+            str(src),
+            "--qi",
+            "agee,hours",
+            "--k",
+            "5",
+            "--hierarchies",
+            str(hier),
+            "--out",
+            str(tmp_path / "o.csv"),
+        ],  # fmt: skip
     )
     # the misspelt name is reported, not the broken hierarchy file read after it
     assert res.exit_code == 1 and "no column 'agee'" in res.output
@@ -206,3 +232,35 @@ def test_estimated_k_map_1000_publishes_and_reads(db):
     released = out[(out != "*").any(axis=1)]
     sizes = released.groupby(["age", "sex"]).size()
     assert (sizes >= k_derived).all()
+
+
+# -- 4. two writers of one output on PostgreSQL -------------------------------------------------
+def test_a_second_writer_of_one_output_waits_or_names_the_first(pg_url):
+    import threading
+
+    import psycopg
+
+    from anonsql.demo.setup import setup_demo
+
+    db = Database.open(pg_url)
+    setup_demo(db, rows=300)
+    spec = Spec(qis=["age", "sex"], k=3, output="shared_out", columns=["age", "sex"])
+    anonymize(db, "census", spec)  # the output exists; now another session holds its lock
+    holder = psycopg.connect(pg_url, autocommit=False)
+    import hashlib
+
+    # the key a run takes for the output (PostgresBackend.lock_output)
+    key = int.from_bytes(
+        hashlib.sha256(b"anonsql output shared_out").digest()[:8], "big", signed=True
+    )
+    holder.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+    with pytest.raises(InputError, match=r"another run is writing 'shared_out': process \d+"):
+        anonymize(db, "census", Spec(**{**spec.to_dict(), "replace": True}))
+    assert db.backend.fetchall("SELECT count(*) FROM shared_out")[0][0] == 300
+    # with a wait, the second writer goes on once the first commits
+    db.backend.wait_seconds = 30.0
+    threading.Timer(1.0, holder.commit).start()
+    res = anonymize(db, "census", Spec(**{**spec.to_dict(), "replace": True}))
+    assert res.output == "shared_out"
+    holder.close()
+    db.close()

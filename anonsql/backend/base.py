@@ -45,6 +45,9 @@ class Backend(ABC):
     #: closure tables are derived by the recursive query (else written from Python)
     recursive_closure: bool = True
 
+    #: seconds a writer waits for another one (``--wait``; 0: fail at once, naming it)
+    wait_seconds: float = 0.0
+
     def __init__(self) -> None:
         self._tx_depth = 0
         #: anonsql schemas known to exist on this connection ("provenance", "hierarchy");
@@ -107,6 +110,12 @@ class Backend(ABC):
     def refresh_statistics(self, *names: str) -> None:
         """Tell the planner about tables anonsql just filled (no-op where the engine keeps
         its statistics itself)."""
+        return None
+
+    def lock_output(self, name: str) -> None:
+        """Hold the right to write relation ``name`` until the transaction ends, so that two
+        runs into one output write one after the other (engines whose database file has one
+        writer at a time need nothing more: a no-op here)."""
         return None
 
     def restrict_access(self, *names: str) -> None:

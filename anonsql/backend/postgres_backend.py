@@ -207,6 +207,44 @@ class PostgresBackend(Backend):
         for name in names:
             self.run_user_sql(f"ANALYZE {self.quote(name)}")  # PostgreSQL text, run as is
 
+    def lock_output(self, name: str) -> None:
+        # a transaction-level advisory lock keyed by the output's name: a second run into
+        # the same output waits (--wait) or stops naming the first, instead of failing with
+        # "tuple concurrently updated" midway through its DDL
+        import hashlib
+        import time
+
+        digest = hashlib.sha256(f"anonsql output {self.canonical_name(name)}".encode()).digest()
+        key = int.from_bytes(digest[:8], "big", signed=True)
+        deadline = time.monotonic() + self.wait_seconds
+        delay = 0.05
+        while True:
+            if self.fetchall("SELECT pg_try_advisory_xact_lock(?)", [key])[0][0]:
+                return
+            if time.monotonic() + delay > deadline:
+                holders = self.fetchall(
+                    "SELECT a.pid, COALESCE(a.application_name, ''), "
+                    "COALESCE(a.client_addr::text, 'local') FROM pg_locks AS l "
+                    "JOIN pg_stat_activity AS a ON a.pid = l.pid "
+                    "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND "
+                    "((l.classid::bigint << 32) | l.objid::bigint) = ? AND a.pid <> "
+                    "pg_backend_pid()",
+                    [key],
+                )
+                who = (
+                    ", ".join(
+                        f"process {p} ({app or 'no name'}, {addr})" for p, app, addr in holders
+                    )
+                    or "another session"
+                )
+                waited = f" after waiting {self.wait_seconds:g} s" if self.wait_seconds else ""
+                raise InputError(
+                    f"another run is writing {name!r}{waited}: {who}; try again when it is "
+                    f"done, or pass --wait SECONDS"
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
     def restrict_access(self, *names: str) -> None:
         # anonsql's side tables hold raw values (recodings map original tuples, hierarchies
         # list every leaf): no PUBLIC privilege on them. A published view runs with its

@@ -24,7 +24,6 @@ from anonsql.cli.common import (
     wait_option,
 )
 
-
 #: why anonymize and run refuse a database file that does not exist
 SOURCE_NEEDED = "so it holds no table to anonymize (check --db; nothing was created)"
 

@@ -45,7 +45,7 @@ def wait_option(fn: Callable) -> Callable:
         expose_value=False,
         callback=_remember_wait,
         help="Seconds to retry while another process holds the database file's lock "
-        "(default 0: fail at once).",
+        "(DuckDB) or writes the same output (PostgreSQL) (default 0: fail at once).",
     )(fn)
 
 
@@ -116,7 +116,9 @@ def open_db(path: str, create: bool = True, why: str | None = None):
     delay = 0.05
     while True:
         try:
-            return Database.open(path)
+            db = Database.open(path)
+            db.backend.wait_seconds = wait  # also how long a writer waits for another one
+            return db
         except InputError as e:
             if not _is_lock_error(e):
                 raise

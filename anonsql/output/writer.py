@@ -74,6 +74,7 @@ def publish(
     recoding: Recoding = outcome.recoding
     t0 = time.perf_counter()
     with backend.transaction():
+        backend.lock_output(spec.output)  # a second run into this output waits or stops
         prov = Provenance(backend)  # creates anonsql's tables inside the transaction
         run_id = prov.next_run_id()
         if isinstance(recoding, TableRecoding):
