@@ -77,7 +77,7 @@ def test_api_closes_what_it_opened(tmp_path):
             "algorithm": "mdav",
             "output": "o",
             "keep": ["y"],
-        },  # fmt: skip
+        },
     )
     assert _other_process_reads(path) == 120  # no lock held after the call
     assert len(run.to_frame()) == 120  # opened again for the read, closed after
@@ -140,7 +140,7 @@ def test_empty_csv_unknown_suffix_and_typo_database(tmp_path):
             "age,sex,zip",
             "--db",
             str(db_path),
-        ],  # fmt: skip
+        ],
     )
     assert res.exit_code == 0 and "nothing written: give --out" in res.output
 
@@ -168,7 +168,7 @@ def test_anonymize_file_checks_names_before_loading(tmp_path):
             str(hier),
             "--out",
             str(tmp_path / "o.csv"),
-        ],  # fmt: skip
+        ],
     )
     # the misspelt name is reported, not the broken hierarchy file read after it
     assert res.exit_code == 1 and "no column 'agee'" in res.output
@@ -179,7 +179,7 @@ def test_anonymize_file_checks_names_before_loading(tmp_path):
     assert res.exit_code == 1 and "CSV or Parquet" in res.output
 
 
-# -- 10. CREATE OR REPLACE VIEW does not replace a table ---------------------------------------------
+# -- 10. CREATE OR REPLACE VIEW does not replace a table -----------------------------------
 def test_create_or_replace_view_over_a_table_is_refused(db):
     from anonsql.connection import Connection
     from anonsql.demo.setup import setup_demo

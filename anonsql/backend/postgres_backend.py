@@ -239,7 +239,8 @@ class PostgresBackend(Backend):
                 )
                 waited = f" after waiting {self.wait_seconds:g} s" if self.wait_seconds else ""
                 raise InputError(
-                    f"another run is writing {name!r}{waited}: {who}; try again when it is "
+                    f"another run is writing {name!r}{waited}: {who or 'another session'}; "
+                    f"try again when it is "
                     f"done, or pass --wait SECONDS"
                 )
             time.sleep(delay)
