@@ -697,9 +697,7 @@ def test_the_output_is_written_under_the_held_limit(db, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(an, "publish", watching)
-    spec = Spec(
-        qis=QIS, k=3, suppression=0.05, output="out_held", memory_budget=TINY, **roles()
-    )
+    spec = Spec(qis=QIS, k=3, suppression=0.05, output="out_held", memory_budget=TINY, **roles())
     result = anonymize(db, "people", spec)
     assert result.measures["nodes_in_engine"] > 0
     assert seen and seen[0] < 4 << 30

@@ -725,11 +725,8 @@ def test_check_reports_the_models_and_the_estimators(adult_db):
     (dp,) = json.loads(r.output)["models"]
     assert not dp["holds"] and dp["min_value"] == 0.0 and dp["failing_classes"] > 0
     # on a released table: the thresholds in SQL, the estimate from the class sizes
-    r = CliRunner().invoke(
-        cli,
-        ["anonymize", "sample", "--qi", ",".join(QIS), *KEEP_FLAGS, "--k", "3", "--out", "k3",
-         *db_flag],
-    )
+    args = ["anonymize", "sample", "--qi", ",".join(QIS), *KEEP_FLAGS, "--k", "3", "--out", "k3"]
+    r = CliRunner().invoke(cli, [*args, *db_flag])
     assert r.exit_code == 0, r.output
     args = ["check", "k3", "--qi", ",".join(QIS), "--max-sample-uniqueness", "0",
             "--max-population-uniqueness", "0.5", "--sampling-fraction", "0.33", "--json",
@@ -746,9 +743,9 @@ def test_check_reports_the_models_and_the_estimators(adult_db):
 
 def test_report_shows_the_estimators(adult_db, tmp_path):
     db_flag = ["--db", str(adult_db)]
-    args = ["anonymize", "sample", "--qi", ",".join(QIS), *KEEP_FLAGS, "--max-population-uniqueness",
-            "0.01", "--sampling-fraction", "0.33", "--suppression", "0.05", "--out", "pu",
-            *db_flag]  # fmt: skip
+    args = ["anonymize", "sample", "--qi", ",".join(QIS), *KEEP_FLAGS,
+            "--max-population-uniqueness", "0.01", "--sampling-fraction", "0.33",
+            "--suppression", "0.05", "--out", "pu", *db_flag]  # fmt: skip
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.output
     from anonsql.output.report import build_report

@@ -56,7 +56,14 @@ class DuckDBBackend(Backend):
         out = {}
         for name, col in result.items():
             if hasattr(col, "mask") and np.ma.is_masked(col):
-                col = col.astype(object).filled(None) if col.dtype.kind in "OU" else col.filled(-1)
+                if col.dtype.kind in "OU":
+                    # None itself: ``filled(None)`` would write numpy's default fill value of
+                    # object arrays, the string '?', indistinguishable from a real '?'
+                    data = np.asarray(col.data, dtype=object)
+                    data[np.ma.getmaskarray(col)] = None
+                    col = data
+                else:
+                    col = col.filled(-1)
             out[name] = np.asarray(col)
         return out
 

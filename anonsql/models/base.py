@@ -13,8 +13,8 @@ each model's choice.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from anonsql.hierarchy.hierarchy import Hierarchy
 
 #: tolerance for comparisons of computed real values with thresholds (entropy, distances)
 EPS = 1e-9
+#: the label a NULL sensitive value reaches the models with (histograms and the SQL
+#: relations write NULL so); it is no value: see :meth:`ClassStats.__post_init__`
+NULL_SENSITIVE = "NULL"
 
 
 def sensitive_order(labels: list[str]) -> np.ndarray:
@@ -63,6 +66,31 @@ class ClassStats:
     #: classes of the release, yet delta-presence tests them (``PrivacyModel.fails_unreleased``)
     population_only: int = 0
 
+    #: per class: its records whose sensitive value is not NULL (set from the pairs)
+    vals: np.ndarray | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        # A NULL sensitive value is no value (README "NULL sensitive values"): the row counts
+        # toward its class's size (k) but in no sensitive distribution, neither the class's
+        # nor the table's. NULL reaches the models as the label NULL_SENSITIVE.
+        if self.pair_class is None:
+            return
+        if self.labels is not None and NULL_SENSITIVE in self.labels:
+            null = list(self.labels).index(NULL_SENSITIVE)
+            keep = self.pair_value != null
+            if not keep.all():
+                self.pair_class = self.pair_class[keep]
+                self.pair_value = self.pair_value[keep]
+                self.pair_count = self.pair_count[keep]
+            if self.overall is not None and self.overall[null] > 0:
+                o = np.asarray(self.overall, dtype=np.float64).copy()
+                o[null] = 0.0
+                total = o.sum()
+                self.overall = o / total if total > 0 else o
+        self.vals = np.bincount(
+            self.pair_class, self.pair_count, minlength=len(self.sizes)
+        ).astype(np.float64)
+
     @property
     def classes(self) -> int:
         return len(self.sizes)
@@ -77,12 +105,30 @@ class ClassStats:
         return self.population
 
     def shares(self) -> np.ndarray:
-        """p(value | class) for every sparse pair."""
-        return self.pair_count / self.sizes[self.pair_class]
+        """p(value | class) for every sparse pair, among the class's non-NULL values."""
+        return self.pair_count / self.vals[self.pair_class]
 
 
 class PrivacyModel(ABC):
     """A privacy requirement on every (non-suppressed) equivalence class."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # every model that reads the sensitive attribute fails a class holding no value (all
+        # its rows NULL): its class_values give NaN there, which no ``passes`` accepts
+        super().__init_subclass__(**kwargs)
+        fn = cls.__dict__.get("class_values")
+        if fn is None or not cls.needs_sensitive or getattr(fn, "_valued", False):
+            return
+
+        def class_values(self, stats: ClassStats, _fn=fn) -> np.ndarray:
+            values = _fn(self, stats)
+            if stats.vals is None:
+                return values
+            return np.where(stats.vals > 0, values, np.nan)
+
+        class_values._valued = True  # type: ignore[attr-defined]
+        class_values.__doc__ = fn.__doc__
+        cls.class_values = class_values  # type: ignore[method-assign]
 
     name: ClassVar[str]
     needs_sensitive: ClassVar[bool] = False

@@ -5,10 +5,15 @@ common table expressions describe them, and every model template (``sql/models/*
 reads only these:
 
 * ``base(class_id, s, suppressed)`` - one row per record;
-* ``classes(class_id, size, suppressed)`` - one row per class;
+* ``classes(class_id, size, suppressed, vals)`` - one row per class; ``vals`` counts its
+  records with a sensitive value (NULL when none has one);
 * ``class_sensitive(class_id, s, c)`` - sensitive value counts per class;
 * ``overall(s, q, rnk)`` - the table's sensitive distribution, values ranked numerically
   first, then lexically (the order of ordered-distance EMD).
+
+A NULL sensitive value is no value: its rows count in ``size`` (k) but in neither
+``class_sensitive`` nor ``overall``, and a class without a value fails every model that reads
+the sensitive attribute (its value is NULL).
 
 A record is *suppressed* when every QI holds the suppression marker ``*``.
 """
@@ -19,7 +24,7 @@ import sqlglot
 from sqlglot import exp
 
 from anonsql.backend.sql_templates import column, table, template
-from anonsql.models.base import PrivacyModel
+from anonsql.models.base import NULL_SENSITIVE, PrivacyModel
 
 SUPPRESSED = "*"
 
@@ -45,19 +50,24 @@ def class_ctes(
         exp.alias_(exp.func("COALESCE", supp, exp.false()), "suppressed"),
     ).from_(table(source))
     order = SENSITIVE_ORDER.format(s="b.s")
+    null = f"'{NULL_SENSITIVE}'"  # a constant of this module, not user input
     ctes = sqlglot.parse_one(
         f"""
         WITH classes AS (
           SELECT b.class_id, CAST(COUNT(*) AS DOUBLE) AS size,
-                 MIN(CASE WHEN b.suppressed THEN 1 ELSE 0 END) = 1 AS suppressed
+                 MIN(CASE WHEN b.suppressed THEN 1 ELSE 0 END) = 1 AS suppressed,
+                 NULLIF(CAST(SUM(CASE WHEN b.s <> {null} THEN 1 ELSE 0 END) AS DOUBLE), 0)
+                   AS vals
           FROM base AS b GROUP BY b.class_id
         ), class_sensitive AS (
           SELECT b.class_id, b.s, CAST(COUNT(*) AS DOUBLE) AS c
-          FROM base AS b GROUP BY b.class_id, b.s
+          FROM base AS b WHERE b.s <> {null} GROUP BY b.class_id, b.s
         ), overall AS (
-          SELECT b.s, CAST(COUNT(*) AS DOUBLE) / (SELECT COUNT(*) FROM base) AS q,
+          SELECT b.s,
+                 CAST(COUNT(*) AS DOUBLE) / (SELECT COUNT(*) FROM base AS y WHERE y.s <> {null})
+                   AS q,
                  ROW_NUMBER() OVER (ORDER BY {order}) AS rnk
-          FROM base AS b GROUP BY b.s
+          FROM base AS b WHERE b.s <> {null} GROUP BY b.s
         ) SELECT 1
         """,
         read="duckdb",

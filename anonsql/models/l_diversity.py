@@ -33,7 +33,8 @@ class _LDiversity(PrivacyModel):
         if distinct_sensitive is not None and self.l > distinct_sensitive:
             raise InputError(
                 f"l = {self.l:g} is larger than the number of distinct sensitive values in "
-                f"the whole table ({distinct_sensitive}); no class can be {self.l:g}-diverse"
+                f"the whole table ({distinct_sensitive}, NULL not counted); no class can be "
+                f"{self.l:g}-diverse"
             )
 
 
@@ -255,9 +256,10 @@ class GrassbergerEntropyLDiversity(_LDiversity):
             stats.pair_count * grassberger_g(stats.pair_count),
             minlength=stats.classes,
         )
-        sizes = stats.sizes.astype(np.float64)
+        # N: the class's records with a (non-NULL) sensitive value
+        sizes = stats.vals
         with np.errstate(invalid="ignore", divide="ignore"):
-            h = grassberger_g(np.maximum(stats.sizes, 1)) - weighted / np.maximum(sizes, 1)
+            h = grassberger_g(np.maximum(sizes, 1)) - weighted / np.maximum(sizes, 1)
         distinct = np.bincount(stats.pair_class, minlength=stats.classes).astype(np.float64)
         return np.minimum(np.exp(h), distinct)
 

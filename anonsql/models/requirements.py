@@ -21,7 +21,7 @@ from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition, group_rows
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
-from anonsql.models.base import EPS, ClassStats, PrivacyModel
+from anonsql.models.base import EPS, NULL_SENSITIVE, ClassStats, PrivacyModel
 from anonsql.models.beta_likeness import BasicBetaLikeness, EnhancedBetaLikeness
 from anonsql.models.delta_disclosure import DeltaDisclosure
 from anonsql.models.l_diversity import EntropyLDiversity
@@ -103,7 +103,11 @@ class Requirements:
         return [m for m in self.models if m.table_level]
 
     def validate(self, hist: Histogram) -> None:
-        distinct = len(hist.sens_labels) if hist.sens is not None else None
+        distinct = (
+            len([v for v in hist.sens_labels if v != NULL_SENSITIVE])
+            if hist.sens is not None
+            else None
+        )  # NULL is no value
         if any(m.needs_population for m in self.models) and self.population is None:
             names = ", ".join(m.describe() for m in self.models if m.needs_population)
             raise InputError(f"{names} needs a population table")
@@ -326,6 +330,12 @@ class Requirements:
                 f, tau, f_max = convex(values)
                 with np.errstate(invalid="ignore"):
                     s = np.clip((f - tau) / (f_max - tau), 0.0, 1.0)
+                # the convexity argument weighs a class's parts by their non-NULL records
+                # (the distributions are over those): s is a share of those records, so of
+                # the class's records s * vals / size are proven suppressed
+                if stats.vals is not None:
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        s = s * stats.vals / np.maximum(stats.sizes, 1)
                 share = np.maximum(share, np.nan_to_num(s))
         return ok, share
 
@@ -356,7 +366,7 @@ class Requirements:
             # simplex is reached at a vertex, a class holding one value only
             key = (id(model), id(stats.overall))
             if key not in self._f_max:
-                self._f_max[key] = float(model.class_values(_point_masses(stats)).max())
+                self._f_max[key] = float(np.nanmax(model.class_values(_point_masses(stats))))
             tau, f_max = model.t + EPS, self._f_max[key]
             if f_max <= tau:
                 return None

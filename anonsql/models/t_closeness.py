@@ -62,7 +62,7 @@ class _TCloseness(PrivacyModel):
         sel = (stats.pair_class >= lo) & (stats.pair_class < hi)
         d = np.zeros((hi - lo, len(stats.overall)))
         cls = stats.pair_class[sel]
-        d[cls - lo, stats.pair_value[sel]] = stats.pair_count[sel] / stats.sizes[cls]
+        d[cls - lo, stats.pair_value[sel]] = stats.pair_count[sel] / stats.vals[cls]
         return d - stats.overall[None, :]
 
 

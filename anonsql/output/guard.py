@@ -42,7 +42,7 @@ from anonsql.backend.sql_templates import column, ident, table, template
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import NODES
 from anonsql.masking.methods import Mask, sql_digest, sql_mask
-from anonsql.models.base import PrivacyModel
+from anonsql.models.base import NULL_SENSITIVE, PrivacyModel
 from anonsql.models.compile import SENSITIVE_ORDER
 from anonsql.output.materialize import SUPPRESSED_LABEL
 from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
@@ -402,6 +402,23 @@ def guarded_query(
                         exp.Window(this=exp.Anonymous(this="ROW_NUMBER"), order=order), "class_id"
                     ),
                     exp.alias_(exp.Sum(this=_c("c")), "size"),
+                    # the records with a sensitive value: NULL is no value (models/compile.py)
+                    exp.alias_(
+                        exp.Sum(
+                            this=exp.Case(
+                                ifs=[
+                                    exp.If(
+                                        this=exp.NEQ(
+                                            this=_c("s"), expression=exp.convert(NULL_SENSITIVE)
+                                        ),
+                                        true=_c("c"),
+                                    )
+                                ],
+                                default=exp.convert(0),
+                            )
+                        ),
+                        "vals",
+                    ),
                 )
                 .from_(table(cs))
                 .group_by(*node_keys),
@@ -412,6 +429,7 @@ def guarded_query(
         if any(mdl.name == "ordered-emd" for mdl in guard.models):
             order = SENSITIVE_ORDER.format(s="x.s")
         population = pop_join = ""
+        null = f"'{NULL_SENSITIVE}'"  # a constant of anonsql, not user input
         if guard.population is not None:
             pop = f"{PREFIX}pop"
             ctes.append((pop, _population_counts(dialect, guard.population, qis, recoding)))
@@ -421,16 +439,19 @@ def guarded_query(
         rel = sqlglot.parse_one(
             f"""
             WITH {PREFIX}classes AS (
-              SELECT k.class_id, CAST(k.size AS DOUBLE) AS size, FALSE AS suppressed{population}
+              SELECT k.class_id, CAST(k.size AS DOUBLE) AS size, FALSE AS suppressed,
+                     NULLIF(CAST(k.vals AS DOUBLE), 0) AS vals{population}
               FROM {ck} AS k {pop_join}
             ), {PREFIX}class_sensitive AS (
               SELECT k.class_id, x.s, CAST(x.c AS DOUBLE) AS c
               FROM {cs} AS x JOIN {ck} AS k ON {" AND ".join(f"x.{n} = k.{n}" for n in n_cols)}
+              WHERE x.s <> {null}
             ), {PREFIX}overall AS (
-              SELECT x.s, CAST(SUM(x.n) AS DOUBLE) / (SELECT SUM(y.n) FROM {grouped_name} AS y)
+              SELECT x.s, CAST(SUM(x.n) AS DOUBLE) / (SELECT SUM(y.n) FROM {grouped_name} AS y
+                                                       WHERE y.s <> {null})
                        AS q,
                      ROW_NUMBER() OVER (ORDER BY {order}) AS rnk
-              FROM {grouped_name} AS x GROUP BY x.s
+              FROM {grouped_name} AS x WHERE x.s <> {null} GROUP BY x.s
             ) SELECT 1
             """,
             read="duckdb",

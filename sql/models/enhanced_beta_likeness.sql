@@ -3,8 +3,8 @@
 SELECT
   cs.class_id,
   CASE
-    WHEN MAX((cs.c / c.size - o.q) / o.q + LN(o.q)) > :eps THEN NULL
-    ELSE MAX((cs.c / c.size - o.q) / o.q)
+    WHEN MAX((cs.c / c.vals - o.q) / o.q + LN(o.q)) > :eps THEN NULL
+    ELSE MAX((cs.c / c.vals - o.q) / o.q)
   END AS value
 FROM class_sensitive AS cs
 JOIN classes AS c ON c.class_id = cs.class_id

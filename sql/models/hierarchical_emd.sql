@@ -1,7 +1,7 @@
 -- hierarchical EMD (Li et al.): for every inner node N of the sensitive hierarchy,
 -- level(N) / top level * min(positive, negative extra of N's children).
 WITH leaf_extra AS (
-  SELECT c.class_id, n.id AS node, COALESCE(cs.c, 0) / c.size - o.q AS extra
+  SELECT c.class_id, n.id AS node, COALESCE(cs.c, 0) / c.vals - o.q AS extra
   FROM classes AS c
   CROSS JOIN overall AS o
   JOIN anonsql_hierarchy_node AS n ON n.hierarchy = :h AND n.level = 0 AND n.label = o.s

@@ -6,7 +6,7 @@ FROM (
   SELECT
     c.class_id,
     (SELECT COUNT(*) FROM overall) AS m,
-    SUM(COALESCE(cs.c, 0) / c.size - o.q) OVER (
+    SUM(COALESCE(cs.c, 0) / c.vals - o.q) OVER (
       PARTITION BY c.class_id ORDER BY o.rnk ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
     ) AS cum
   FROM classes AS c
