@@ -212,7 +212,10 @@ def connect(path: str | Path = ":memory:", allow_files: bool | None = None) -> C
 
     if allow_files is not None and not isinstance(allow_files, bool):
         raise InputError(f"allow_files is True, False or None, not {allow_files!r}")
-    return Connection(Database.open(unwrap_connection(path)), allow_files)
+    source = unwrap_connection(path)
+    if isinstance(source, Database):
+        return Connection(source, allow_files)  # an open anonsql Database, used as it is
+    return Connection(Database.open(source), allow_files)
 
 
 __all__ = ["Connection", "connect", "parse_anonymization", "split_statements"]

@@ -40,6 +40,19 @@ class Database:
         from anonsql.backend import connect
 
         target = str(target) if isinstance(target, Path) else target
+        if isinstance(target, Database):
+            return target
+        from anonsql.backend import backend_name
+
+        if not isinstance(target, str) and backend_name(target) == "duckdb":
+            import duckdb
+
+            if not isinstance(target, duckdb.DuckDBPyConnection):
+                # anything else would become a file named after its repr
+                raise InputError(
+                    f"cannot open a database from a {type(target).__name__}: give a path, a "
+                    f"URL or an open DuckDB, psycopg or Spark connection"
+                )
         try:
             backend = connect(target)
         except AnonsqlError:

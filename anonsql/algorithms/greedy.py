@@ -11,6 +11,7 @@ import numpy as np
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
+from anonsql.models.base import NULL_SENSITIVE
 from anonsql.greedy.gaa import GreedyModel, GreedyResult, _ldiv, _tclo, gaa
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric
@@ -78,6 +79,16 @@ class GreedyAlgorithm(Algorithm):
         hist = Histogram.from_database(ctx.db, ctx.source, spec.qis, ctx.keys, spec.sensitive)
         if hist.rows == 0:
             raise InputError(f"table {ctx.source!r} is empty")
+        if (model.l is not None or model.t is not None) and NULL_SENSITIVE in hist.sens_labels:
+            # a NULL sensitive value is no value (README "NULL sensitive values"); seed 004's
+            # merge measures (Defs. 10-13) are defined on the class sizes, so GAA would count
+            # NULL rows in a distribution the output's guard leaves them out of
+            nulls = int(hist.counts[hist.sens == hist.sens_labels.index(NULL_SENSITIVE)].sum())
+            raise InputError(
+                f"GAA's l-diversity and t-closeness take no NULL sensitive values, and "
+                f"{spec.sensitive!r} holds {nulls} (NULL is no value); use a lattice "
+                f"algorithm (flash), mondrian, or a table without those rows"
+            )
         ctx.timings["histogram"] = time.perf_counter() - ctx.t0
         t1 = time.perf_counter()
         result = gaa(hist, model, metric, spec.strategy, ctx.progress)
