@@ -138,6 +138,23 @@ def validate_columns(db: Database, source: str, spec: Spec) -> list[str]:
     return cols
 
 
+def unprotected_sensitive(spec: Spec, models: list) -> str | None:
+    """A warning when ``--sa`` names a column that no model reads: it is then released as it
+    is, which ``keep`` says plainly (GAA's strategies S2-S7 read it to choose merges, and
+    TA_DA's clustering leaves it out of the features: there it has a use)."""
+    if spec.sensitive is None or any(getattr(m, "needs_sensitive", False) for m in models):
+        return None
+    if spec.algorithm == "greedy" and spec.strategy not in ("s1",):
+        return None
+    if spec.algorithm == "tada" and spec.cluster:
+        return None
+    return (
+        f"{spec.sensitive!r} is the sensitive attribute, but no l-diversity, t-closeness, "
+        f"beta-likeness or delta-disclosure protects it: it is released as it is. Add one "
+        f"(--l, --t, --beta, --delta), or declare the column with --keep to say so"
+    )
+
+
 @dataclass
 class Result:
     run_id: int | None
@@ -211,6 +228,9 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     ctx = RunContext(db, source, spec, keys, sensitive_key, progress, timings, t0)
     with ctx.after:
         outcome = algo.run(ctx)
+        unprotected = unprotected_sensitive(spec, outcome.models)
+        if unprotected:
+            outcome.measures.setdefault("warnings", []).append(unprotected)
         run_id = None
         if spec.output is not None:
             run_id = publish(db, source, roles, spec, outcome, keys, sensitive_key, timings, tokens)

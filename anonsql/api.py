@@ -35,9 +35,10 @@ def warnings_of(result: Any) -> list[str]:
     """What a user should hear about a successful run."""
     m = result.measures
     share = float(m.get("suppressed_share") or 0.0)
+    found = list(m.get("warnings") or [])  # the algorithm's own (e.g. codes averaged)
     if share <= SUPPRESSION_WARNING_SHARE:
-        return []
-    return [
+        return found
+    return found + [
         f"{share:.1%} of the rows ({m.get('suppressed_rows')}) are suppressed (* in every "
         f"QI): more than {SUPPRESSION_WARNING_SHARE:.0%}. The goal is hard to reach by "
         f"generalizing these QIs; a lower --suppression makes the search generalize more "

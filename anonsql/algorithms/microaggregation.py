@@ -15,6 +15,8 @@ not, which the guard needs (README "Microaggregation").
 
 from __future__ import annotations
 
+import re
+
 import time
 from typing import Any, ClassVar
 
@@ -201,6 +203,14 @@ class Microaggregation(Algorithm):
         t3 = time.perf_counter()
         measures = release_measures(data, z, grouping, k, dropped, spec.label is not None, seed)
         ctx.timings["measures"] = time.perf_counter() - t3
+        codes = code_like(list(spec.qis), data.values)
+        if codes:
+            measures["warnings"] = [
+                f"{', '.join(map(repr, codes))} look(s) like codes (zip codes, identifiers), "
+                f"not quantities: microaggregation releases group means such as 32435.4, "
+                f"which mean nothing for a code. Generalize it with a hierarchy instead "
+                f"(anonsql hierarchy build COL --mask 1 ..., and a lattice algorithm)"
+            ]
         limit = float(spec.suppression)
         if measures["suppressed_share"] > limit + 1e-12:
             raise InputError(
@@ -219,6 +229,30 @@ class Microaggregation(Algorithm):
             algorithm=name,
             guarantee=guarantee,
         )
+
+
+#: column names that say "a code, not a quantity"
+_CODE_NAMES = re.compile(
+    r"zip|postal|post_?code|plz|\bcode\b|_code$|^code|_id$|^id$|phone|number|_no$", re.I
+)
+
+
+def code_like(qis: list[str], values: np.ndarray) -> list[str]:
+    """The numeric QIs that look like codes: a code-like name, or whole numbers of one fixed
+    width of at least four digits (as 5-digit zip codes are), where averaging makes no
+    sense."""
+    out = []
+    for j, q in enumerate(qis):
+        v = values[:, j]
+        v = v[np.isfinite(v)]
+        if not len(v):
+            continue
+        whole = bool(np.all(v == np.round(v)))
+        widths = {len(str(int(abs(x)))) for x in v} if whole else set()
+        fixed = whole and len(widths) == 1 and min(widths) >= 4 and len(np.unique(v)) > 1
+        if (whole and _CODE_NAMES.search(q)) or fixed:
+            out.append(q)
+    return out
 
 
 def supervised(data: WeightedTuples, z: np.ndarray, g: Grouping, k: int, seed: int) -> Grouping:

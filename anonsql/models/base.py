@@ -87,9 +87,9 @@ class ClassStats:
                 o[null] = 0.0
                 total = o.sum()
                 self.overall = o / total if total > 0 else o
-        self.vals = np.bincount(
-            self.pair_class, self.pair_count, minlength=len(self.sizes)
-        ).astype(np.float64)
+        self.vals = np.bincount(self.pair_class, self.pair_count, minlength=len(self.sizes)).astype(
+            np.float64
+        )
 
     @property
     def classes(self) -> int:
