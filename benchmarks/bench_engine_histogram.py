@@ -131,6 +131,7 @@ def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
             suppression=0.05,
             output=f"big_k5_{mode}",
             materialize="table",
+            columns=SCALE_QIS,  # the output holds the QIs alone (income has no role)
             memory_budget=budget if mode == "engine" else None,
             replace=True,
         )
@@ -197,13 +198,19 @@ def probe(db, mode: str, limit: str) -> dict:
         hist.close()
     else:
         levels = [int(x) for x in mode.split("=")[1].split(",")]
-        spec = Spec(qis=SCALE_QIS, k=5, suppression=0.05, output="big_probe", materialize="table")
+        spec = Spec(
+            qis=SCALE_QIS,
+            k=5,
+            suppression=0.05,
+            output="big_probe",
+            materialize="table",
+            columns=SCALE_QIS,  # as the measured run's output
+        )
         pinned = [db.hierarchies.pin(k) for k in keys]
-        columns = [c for c in db.backend.fetch_df("SELECT * FROM big LIMIT 0").columns]
         query = guarded_query(
             "duckdb",
             "big",
-            output_columns(spec, columns),
+            output_columns(spec, spec.columns),
             SCALE_QIS,
             LevelRecoding(pinned, levels),
             make_guard(db, spec, build_models(spec, None), None),

@@ -46,6 +46,8 @@ def one(
         output=f"{source}_{algorithm}",
         replace=True,
         mdav_block=block,
+        # the output holds the QIs, and the label of the "++" runs (no role in the others)
+        columns=[*qis, label] if label else qis,
     )
     return anonymize(db, source, spec)
 

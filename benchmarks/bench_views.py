@@ -183,13 +183,28 @@ def measure(
     return out
 
 
-def specs(prefix: str, qis: list[str], l_qis: list[str], sensitive: str) -> list[tuple[str, Any]]:
+def specs(
+    prefix: str, columns: list[str], qis: list[str], l_qis: list[str], sensitive: str
+) -> list[tuple[str, Any]]:
+    """The two views of a source with ``columns``; each one keeps the columns that are no QI
+    or sensitive attribute of it as they are, so that a view scan reads every column of the
+    source, as the source scan does."""
     from anonsql.anonymization import Spec
+
+    def others(*named: str) -> list[str]:
+        return [c for c in columns if c not in named]
 
     return [
         (
             f"k={K}",
-            Spec(qis=qis, k=K, suppression=SUPPRESSION, output=f"{prefix}_k", replace=True),
+            Spec(
+                qis=qis,
+                k=K,
+                suppression=SUPPRESSION,
+                output=f"{prefix}_k",
+                replace=True,
+                keep=others(*qis),
+            ),
         ),
         (
             f"k={K}, distinct {L}-div.",
@@ -202,6 +217,7 @@ def specs(prefix: str, qis: list[str], l_qis: list[str], sensitive: str) -> list
                 suppression=SUPPRESSION,
                 output=f"{prefix}_kl",
                 replace=True,
+                keep=others(*l_qis, sensitive),
             ),
         ),
     ]
@@ -229,7 +245,8 @@ def adult(engines: list[str], work: Path, pg, repeat: int) -> list[Row]:
         db.import_file("adult", folder / "adult.csv", sep=";")
         for c in ADULT:
             db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
-        out += measure(db, "Adult", engine, "adult", specs("adult", qis, qis, "occupation"), repeat)
+        views = specs("adult", db.backend.columns("adult"), qis, qis, "occupation")
+        out += measure(db, "Adult", engine, "adult", views, repeat)
         db.close()
     return out
 
@@ -245,9 +262,8 @@ def synthetic(engines: list[str], n: int, pg_rows: int, work: Path, pg, repeat: 
         generate(n, str(path))
         db = Database.open(path)
         label = f"synthetic {n / 1e6:g}M"
-        out += measure(
-            db, label, "duckdb", "big", specs("big", SCALE_QIS, l_qis, "occupation"), repeat
-        )
+        views = specs("big", db.backend.columns("big"), SCALE_QIS, l_qis, "occupation")
+        out += measure(db, label, "duckdb", "big", views, repeat)
         db.close()
     if "postgres" in engines and pg_rows > 0:
         from bench_backends import _copy_to_postgres
@@ -264,9 +280,8 @@ def synthetic(engines: list[str], n: int, pg_rows: int, work: Path, pg, repeat: 
         load_manifest_hierarchies(db, "census", "big")
         print(f"  loaded {pg_rows:,} rows into postgres in {time.perf_counter() - t:.1f} s")
         label = f"synthetic {pg_rows / 1e6:g}M"
-        out += measure(
-            db, label, "postgres", "big", specs("big", SCALE_QIS, l_qis, "occupation"), repeat
-        )
+        views = specs("big", db.backend.columns("big"), SCALE_QIS, l_qis, "occupation")
+        out += measure(db, label, "postgres", "big", views, repeat)
         db.close()
     return out
 

@@ -130,6 +130,7 @@ def main() -> None:
                 metric="nllm",
                 strategy="s1",
                 output=f"{source}_gaa_{k}",
+                keep=[target],  # released as it is: the MLPs' labels, read back
             )
             runs[k] = anonymize(db, source, spec).run_id
         return runs[k]

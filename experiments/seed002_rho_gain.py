@@ -76,6 +76,7 @@ def run(db, table, qis, sensitive, metric, out, **extra):
         metric=metric,
         missing="suppress",
         output=out,
+        columns=[*qis, sensitive],  # Adult's occupation has no role here
         **extra,
     )
     t0 = time.perf_counter()

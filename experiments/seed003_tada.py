@@ -183,6 +183,13 @@ def anonymize_once(
         extra = {"label": data["label"]} if task == "classification" else {"cluster": True}
     if method == "tada" and task == "clustering":
         extra["label"] = None
+        # the label is no clustering feature (seed 003 VI-A: discarded for clustering)
+        db.backend.execute(
+            f'CREATE OR REPLACE VIEW t AS SELECT * EXCLUDE (rid, "{data["label"]}") FROM src'
+        )
+    # the release holds every attribute (see released()): besides the QIs, the sensitive
+    # attribute and TA_DA's label, each one kept as it is
+    named = {*data["qis"], data["sensitive"], extra.get("label")}
     spec = Spec(
         qis=data["qis"],
         sensitive=data["sensitive"],
@@ -192,13 +199,9 @@ def anonymize_once(
         controllers=controllers,
         seed=run,
         output="o",
+        keep=[c for c in db.backend.columns("t") if c not in named],
         **extra,
     )
-    if method == "tada" and task == "clustering":
-        # the label is no clustering feature (seed 003 VI-A: discarded for clustering)
-        db.backend.execute(
-            f'CREATE OR REPLACE VIEW t AS SELECT * EXCLUDE (rid, "{data["label"]}") FROM src'
-        )
     t0 = time.perf_counter()
     r = anonymize(db, "t", spec)
     took = time.perf_counter() - t0
