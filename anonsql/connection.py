@@ -163,13 +163,16 @@ class Connection:
                     f"{output!r} exists already{also}; use CREATE OR REPLACE to replace it"
                 )
         elif isinstance(p.statement, AnonymizedCreate):
-            # CREATE OR REPLACE VIEW over a table (or TABLE over a view): the engines' own
-            # statement refuses to replace one kind of relation by the other, and so does this
+            # CREATE OR REPLACE VIEW over a user's table (or TABLE over a user's view): the
+            # engines' own statement refuses to replace one kind of relation by the other, and
+            # so does this. An output anonsql wrote may change kind (a view becomes a table).
+            from anonsql.output.naming import written_by
+
             backend = self.database.backend
             backend.check_name(output)
             kind = backend.relation_kind(output)
             wanted = p.options.spec.materialize
-            if kind is not None and kind != wanted:
+            if kind is not None and kind != wanted and written_by(self.database, output) is None:
                 raise InputError(
                     f"{output!r} is a {kind}: CREATE OR REPLACE {wanted.upper()} does not "
                     f"replace a {kind} (as in DuckDB and PostgreSQL); drop it first, or choose "

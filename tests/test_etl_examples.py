@@ -154,7 +154,10 @@ def test_dbt_cursor_wrapper_is_accepted(warehouse):
 
     con = duckdb.connect(warehouse)
     session = DuckDBCursorWrapper(con.cursor())
-    run = anonsql.anonymize(session, {"qi": ["age", "sex"], "k": 5, "output": "k5"}, table="census")
+    run = anonsql.anonymize(
+        session, {"qi": ["age", "sex"], "k": 5, "output": "k5", "columns": ["age", "sex"]},
+        table="census",
+    )
     assert run.output == "k5"
     got = con.sql("SELECT count(*) FROM k5").fetchall()[0][0]
     assert got == 2000

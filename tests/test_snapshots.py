@@ -22,6 +22,7 @@ from anonsql.models import (
     KMap,
     OrderedDistanceEMD,
 )
+from anonsql.masking.methods import parse_mask
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.materialize import create_statement
 from anonsql.output.recoding import LevelRecoding, TableRecoding
@@ -94,6 +95,34 @@ CASES = {
         QIS,
         LevelRecoding(["age@1", "sex@2", "zip@3"], [2, 0, 3]),
         Guard([KAnonymity(5), OrderedDistanceEMD(0.2)], "income"),
+    ).sql("postgres", pretty=True),
+    # masked identifiers (issue 26): key-less masks in SQL, keyed ones looked up by value in
+    # anonsql_masks (by digest in a deployed copy, on PostgreSQL)
+    "output_view_masks": lambda: guarded_query(
+        "duckdb",
+        "people",
+        ["id", "name", "email", "phone", *QIS],
+        QIS,
+        LevelRecoding(["age@1", "sex@2", "zip@3"], [2, 0, 3]),
+        Guard([KAnonymity(5)]),
+        masks={
+            "id": parse_mask("id", "pseudonym"),
+            "name": parse_mask("name", "partial:1:0"),
+            "email": parse_mask("email", "email-domain"),
+            "phone": parse_mask("phone", "null"),
+        },
+        output="people_k5",
+    ).sql("duckdb", pretty=True),
+    "output_view_masks_deployed_postgres": lambda: guarded_query(
+        "postgres",
+        "people",
+        ["id", "email", *QIS],
+        QIS,
+        LevelRecoding(["age@1", "sex@2", "zip@3"], [2, 0, 3]),
+        Guard([KAnonymity(5)]),
+        masks={"id": parse_mask("id", "token"), "email": parse_mask("email", "fake:email")},
+        output="people_k5",
+        mask_digests=True,
     ).sql("postgres", pretty=True),
     # the population grouped by the mapping (``known`` an aggregate), the anti-join of
     # population-only classes (delta_min > 0)

@@ -103,7 +103,8 @@ WITH "__anonsql_g" AS (
     "n1",
     "n2",
     ROW_NUMBER() OVER (ORDER BY "n0", "n1", "n2") AS class_id,
-    SUM("c") AS size
+    SUM("c") AS size,
+    SUM(CASE WHEN "s" <> 'NULL' THEN "c" ELSE 0 END) AS vals
   FROM "__anonsql_cs"
   GROUP BY
     "n0",
@@ -113,7 +114,8 @@ WITH "__anonsql_g" AS (
   SELECT
     k.class_id,
     CAST(k.size AS DOUBLE) AS size,
-    FALSE AS suppressed
+    FALSE AS suppressed,
+    NULLIF(CAST(k.vals AS DOUBLE), 0) AS vals
   FROM __anonsql_ck AS k
 ), "__anonsql_class_sensitive" AS (
   SELECT
@@ -123,6 +125,8 @@ WITH "__anonsql_g" AS (
   FROM __anonsql_cs AS x
   JOIN __anonsql_ck AS k
     ON x.n0 = k.n0 AND x.n1 = k.n1 AND x.n2 = k.n2
+  WHERE
+    x.s <> 'NULL'
 ), "__anonsql_overall" AS (
   SELECT
     x.s,
@@ -130,9 +134,13 @@ WITH "__anonsql_g" AS (
       SELECT
         SUM(y.n)
       FROM __anonsql_g AS y
+      WHERE
+        y.s <> 'NULL'
     ) AS q,
     ROW_NUMBER() OVER (ORDER BY x.s) AS rnk
   FROM __anonsql_g AS x
+  WHERE
+    x.s <> 'NULL'
   GROUP BY
     x.s
 ), "__anonsql_class_ok" AS (
@@ -167,7 +175,7 @@ WITH "__anonsql_g" AS (
       SELECT
         c.class_id,
         n.id AS node,
-        COALESCE(cs.c, 0) / c.size - o.q AS extra
+        COALESCE(cs.c, 0) / c.vals - o.q AS extra
       FROM __anonsql_classes AS c
       CROSS JOIN __anonsql_overall AS o
       JOIN anonsql_hierarchy_node AS n

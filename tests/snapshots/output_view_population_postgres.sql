@@ -94,7 +94,8 @@ WITH "__anonsql_g" AS MATERIALIZED (
     "n1",
     "n2",
     ROW_NUMBER() OVER (ORDER BY "n0", "n1", "n2") AS class_id,
-    SUM("c") AS size
+    SUM("c") AS size,
+    SUM(CASE WHEN "s" <> 'NULL' THEN "c" ELSE 0 END) AS vals
   FROM "__anonsql_cs"
   GROUP BY
     "n0",
@@ -170,6 +171,7 @@ WITH "__anonsql_g" AS MATERIALIZED (
     k.class_id,
     CAST(k.size AS DOUBLE PRECISION) AS size,
     FALSE AS suppressed,
+    NULLIF(CAST(k.vals AS DOUBLE PRECISION), 0) AS vals,
     CAST(COALESCE(p.pn, 0) AS DOUBLE PRECISION) AS population
   FROM __anonsql_ck AS k
   LEFT JOIN __anonsql_pop AS p
@@ -182,6 +184,8 @@ WITH "__anonsql_g" AS MATERIALIZED (
   FROM __anonsql_cs AS x
   JOIN __anonsql_ck AS k
     ON x.n0 = k.n0 AND x.n1 = k.n1 AND x.n2 = k.n2
+  WHERE
+    x.s <> 'NULL'
 ), "__anonsql_overall" AS (
   SELECT
     x.s,
@@ -189,9 +193,13 @@ WITH "__anonsql_g" AS MATERIALIZED (
       SELECT
         SUM(y.n)
       FROM __anonsql_g AS y
+      WHERE
+        y.s <> 'NULL'
     ) AS q,
     ROW_NUMBER() OVER (ORDER BY x.s) AS rnk
   FROM __anonsql_g AS x
+  WHERE
+    x.s <> 'NULL'
   GROUP BY
     x.s
 ), "__anonsql_class_ok" AS (

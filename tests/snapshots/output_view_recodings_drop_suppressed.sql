@@ -67,7 +67,8 @@ WITH "__anonsql_g" AS (
     "n1",
     "n2",
     ROW_NUMBER() OVER (ORDER BY "n0", "n1", "n2") AS class_id,
-    SUM("c") AS size
+    SUM("c") AS size,
+    SUM(CASE WHEN "s" <> 'NULL' THEN "c" ELSE 0 END) AS vals
   FROM "__anonsql_cs"
   GROUP BY
     "n0",
@@ -77,7 +78,8 @@ WITH "__anonsql_g" AS (
   SELECT
     k.class_id,
     CAST(k.size AS DOUBLE) AS size,
-    FALSE AS suppressed
+    FALSE AS suppressed,
+    NULLIF(CAST(k.vals AS DOUBLE), 0) AS vals
   FROM __anonsql_ck AS k
 ), "__anonsql_class_sensitive" AS (
   SELECT
@@ -87,6 +89,8 @@ WITH "__anonsql_g" AS (
   FROM __anonsql_cs AS x
   JOIN __anonsql_ck AS k
     ON x.n0 = k.n0 AND x.n1 = k.n1 AND x.n2 = k.n2
+  WHERE
+    x.s <> 'NULL'
 ), "__anonsql_overall" AS (
   SELECT
     x.s,
@@ -94,9 +98,13 @@ WITH "__anonsql_g" AS (
       SELECT
         SUM(y.n)
       FROM __anonsql_g AS y
+      WHERE
+        y.s <> 'NULL'
     ) AS q,
     ROW_NUMBER() OVER (ORDER BY x.s) AS rnk
   FROM __anonsql_g AS x
+  WHERE
+    x.s <> 'NULL'
   GROUP BY
     x.s
 ), "__anonsql_class_ok" AS (
@@ -118,8 +126,8 @@ WITH "__anonsql_g" AS (
     SELECT
       cs.class_id,
       EXP(-SUM((
-        cs.c / c.size
-      ) * LN(cs.c / c.size))) AS value
+        cs.c / c.vals
+      ) * LN(cs.c / c.vals))) AS value
     FROM __anonsql_class_sensitive AS cs
     JOIN __anonsql_classes AS c
       ON c.class_id = cs.class_id
