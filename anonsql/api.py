@@ -38,11 +38,12 @@ def warnings_of(result: Any) -> list[str]:
     found = list(m.get("warnings") or [])  # the algorithm's own (e.g. codes averaged)
     if share <= SUPPRESSION_WARNING_SHARE:
         return found
-    return found + [
+    return [
+        *found,
         f"{share:.1%} of the rows ({m.get('suppressed_rows')}) are suppressed (* in every "
         f"QI): more than {SUPPRESSION_WARNING_SHARE:.0%}. The goal is hard to reach by "
         f"generalizing these QIs; a lower --suppression makes the search generalize more "
-        f"instead, or relax the goal (a smaller k or l, fewer QIs)"
+        f"instead, or relax the goal (a smaller k or l, fewer QIs)",
     ]
 
 

@@ -33,33 +33,10 @@ from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError, MissingValuesError
 from anonsql.hierarchy import builders
-from tests.test_backends import QIS, output_rows, people, roles, setup
+from tests.test_backends import QIS, SPECS, output_rows, people, roles, setup
 
 #: a budget no histogram fits: every node's classes come from the engine
 TINY = 1
-
-SPECS = [
-    Spec(qis=QIS, k=5, suppression=0.0, output="out", **roles()),
-    Spec(
-        qis=QIS,
-        sensitive="disease",
-        k=4,
-        l=2,
-        suppression=0.05,
-        output="out",
-        **roles(sensitive="disease"),
-    ),
-    Spec(
-        qis=QIS,
-        sensitive="disease",
-        k=3,
-        t=0.3,
-        suppression=0.1,
-        output="out",
-        metric="aecs",
-        **roles(sensitive="disease"),
-    ),
-]
 
 
 def same_run(ref_db: Database, db: Database, spec: Spec, budget=TINY, source="people"):

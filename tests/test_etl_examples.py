@@ -155,7 +155,8 @@ def test_dbt_cursor_wrapper_is_accepted(warehouse):
     con = duckdb.connect(warehouse)
     session = DuckDBCursorWrapper(con.cursor())
     run = anonsql.anonymize(
-        session, {"qi": ["age", "sex"], "k": 5, "output": "k5", "columns": ["age", "sex"]},
+        session,
+        {"qi": ["age", "sex"], "k": 5, "output": "k5", "columns": ["age", "sex"]},
         table="census",
     )
     assert run.output == "k5"

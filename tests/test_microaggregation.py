@@ -159,10 +159,12 @@ def _reference_mdav(z: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(1, 60), st.integers(1, 4), st.integers(1, 5), st.integers(0, 2**31))
+@given(st.integers(3, 60), st.integers(1, 4), st.integers(1, 5), st.integers(0, 2**31))
 def test_vectorized_mdav_equals_the_plain_loop(n, m, k, seed):
     """The vectorized MDAV (lazy compaction, reused distances) is exactly the plain loop, on
-    continuous data (no equal distances) with record counts 1-3."""
+    continuous data (no equal distances) with record counts 1-3. From three points on: two
+    points are always equally far from their centroid, a tie either loop may break its own
+    way (hypothesis found n = 2, k = 1)."""
     rng = np.random.default_rng(seed)
     z, counts = rng.normal(size=(n, m)), rng.integers(1, 4, size=n)
     k = min(k, int(counts.sum()))

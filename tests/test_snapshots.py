@@ -13,6 +13,7 @@ import sqlglot
 from anonsql.backend.macros import macro_statements
 from anonsql.data.histogram import histogram_query
 from anonsql.dialect.anonsql_dialect import AnonSQL
+from anonsql.masking.methods import parse_mask
 from anonsql.models import (
     DeltaPresence,
     DistinctLDiversity,
@@ -22,7 +23,6 @@ from anonsql.models import (
     KMap,
     OrderedDistanceEMD,
 )
-from anonsql.masking.methods import parse_mask
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.materialize import create_statement
 from anonsql.output.recoding import LevelRecoding, TableRecoding

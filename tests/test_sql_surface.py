@@ -21,6 +21,8 @@ from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from tests import brute
 from tests.conftest import ADULT_QIS, load_adult
+from tests.helpers.roles import CENSUS
+from tests.helpers.roles import others as others_of
 from tests.strategies import anonymization_cases
 from tests.test_anonymize import _snapshot
 
@@ -58,24 +60,9 @@ def test_plain_sql_is_duckdb_and_passes_through_untouched():
     assert sqlglot.parse_one("SELECT list_value(1, 2)", dialect=AnonSQL).sql(AnonSQL)
 
 
-#: the demo census's columns; it holds no identifiers, so a run keeps as they are the
-#: columns it gives no other role
-CENSUS = [
-    "age",
-    "sex",
-    "race",
-    "marital_status",
-    "education",
-    "zip",
-    "country",
-    "occupation",
-    "income",
-]
-
-
 def others(*named: str) -> list[str]:
     """The census columns not in ``named``: the ones a run keeps as they are."""
-    return [c for c in CENSUS if c not in named]
+    return others_of(CENSUS, *named)
 
 
 def keep_option(*named: str) -> str:

@@ -16,7 +16,6 @@ not, which the guard needs (README "Microaggregation").
 from __future__ import annotations
 
 import re
-
 import time
 from typing import Any, ClassVar
 
