@@ -26,6 +26,7 @@ phone number (unique), birth date, zip code and gender (QIs), income (kept), dia
 (sensitive), k = 5, distinct 2-diversity.
 
     python benchmarks/bench_masking.py [--rows 10000000] [--repeat 3] [--skip-adult]
+        [--breakdown 2000000]
 """
 
 from __future__ import annotations
@@ -188,6 +189,58 @@ def people_table(rows: int, repeat: int) -> None:
         db.close()
 
 
+def breakdown(rows: int, repeat: int) -> None:
+    """Where a masked view's read time goes: the same view without identifiers, with them
+    raw (for reference), with key-less masks only, with one keyed mask only, and with the
+    benchmark's mix."""
+    from anonsql.demo.people import people
+    from anonsql.hierarchy import builders
+    from anonsql.hierarchy.definitions import column_values
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Database.open(Path(tmp) / "people.duckdb")
+        db.backend.write_frame("people", people(rows))
+        for q, kind, opts in (
+            ("birth_date", "dates", {"levels": ["month", "year", "decade"]}),
+            ("zip", "mask", {}),
+            ("gender", "flat", {}),
+        ):
+            db.hierarchies.save(builders.build(q, kind, column_values(db, "people", q), **opts))
+        ids = ["name", "email", "phone"]
+        variants: dict[str, dict[str, Any]] = {
+            "no identifiers": {"masks": {c: "drop" for c in ids}},
+            "identifiers raw (reference)": {"keep": ids, "allow_identifying": ids},
+            "key-less masks only": {
+                "masks": {"name": "partial:1:0", "email": "email-domain", "phone": "partial:0:4"}
+            },
+            "one keyed mask (e-mail pseudonym)": {
+                "masks": {"name": "drop", "email": "pseudonym", "phone": "drop"}
+            },
+            "the benchmark's mix": {"masks": dict(LARGE_MASKS)},
+        }
+        be = db.backend
+        print(f"breakdown at {rows:,} rows (full scan of each view):", flush=True)
+        for n, (label, extra) in enumerate(variants.items()):
+            keep = ["income", *extra.get("keep", [])]
+            spec = Spec(
+                qis=["birth_date", "zip", "gender"],
+                sensitive="diagnosis",
+                k=5,
+                l=2,
+                output=f"v{n}",
+                keep=keep,
+                masks=extra.get("masks", {}),
+                allow_identifying=extra.get("allow_identifying"),
+            )
+            anonymize(db, "people", spec)
+            cols = be.columns(spec.output)
+            wall, cpu, _ = timed(
+                lambda o=spec.output, c=cols: be.fetchall(scan_query(o, c)), repeat
+            )
+            print(f"  {label}: {wall:.3f} s (CPU {cpu:.3f} s)", flush=True)
+        db.close()
+
+
 def token_costs(n: int = 20_000) -> None:
     """Python CPU per distinct value of each keyed method (what a run pays once per value)."""
     from anonsql.demo.people import people
@@ -218,12 +271,21 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-adult", action="store_true")
+    ap.add_argument(
+        "--breakdown",
+        type=int,
+        default=0,
+        help="also time variants of the masked view on a table of this many rows (0: skip)",
+    )
     args = ap.parse_args()
     os.environ["ANONSQL_KEY"] = BENCH_KEY
     print(f"bench_masking: {load()}")
     if not args.skip_adult:
         adult(args.repeat)
-    people_table(args.rows, args.repeat)
+    if args.rows:
+        people_table(args.rows, args.repeat)
+    if args.breakdown:
+        breakdown(args.breakdown, args.repeat)
     print("keyed tokens, computed once per distinct value at run time:")
     token_costs()
 
