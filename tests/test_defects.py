@@ -327,7 +327,7 @@ def test_null_sensitive_values_count_as_no_value_everywhere():
     from anonsql.evaluate import check_table, evaluate_levels
     from anonsql.hierarchy.hierarchy import Hierarchy
 
-    @settings(max_examples=40, deadline=None)
+    @settings(max_examples=12, deadline=None)
     @given(_null_tables())
     def run(rows):
         df = pd.DataFrame(rows, columns=["q", "s"])
@@ -374,3 +374,22 @@ def test_gaa_refuses_null_sensitive_values_with_l(db):
     with pytest.raises(InputError, match="no NULL sensitive values"):
         anonymize(db, "t", Spec(qis=["q"], sensitive="s", k=2, l=1.5, l_variant="entropy-l",
                                 algorithm="greedy", output="v"))  # fmt: skip
+
+
+# -- 6. an import the file system cannot hold is refused before anything is written ------------
+def test_import_checks_free_space_first(tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    src = tmp_path / "d.csv"
+    _numeric(2000).to_csv(src, index=False)
+    path = tmp_path / "w.duckdb"
+    db = Database.open(path)
+    size_before = path.stat().st_size
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _p: usage(10**9, 10**9 - 100, 100))
+    with pytest.raises(InputError, match="not enough free space"):
+        db.import_file("d", src)
+    assert not db.backend.table_exists("d")
+    db.close()
+    assert path.stat().st_size == size_before

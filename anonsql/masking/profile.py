@@ -136,8 +136,16 @@ def _suggest(
     return "quasi-identifier, sensitive or kept", f"--qi, --sa or --keep {name}"
 
 
-def profile_table(db, source: str, columns: list[str] | None = None) -> list[ColumnProfile]:
-    """Profile ``columns`` (default: all) of ``source``, in the engine."""
+def profile_table(
+    db, source: str, columns: list[str] | None = None, quick: bool = False
+) -> list[ColumnProfile]:
+    """Profile ``columns`` (default: all) of ``source``, in the engine.
+
+    ``quick`` (the check every run makes of its kept columns and QIs): what decides whether
+    a column looks identifying, in as few statements as that takes. One scan counts rows,
+    non-NULL values and distinct values (HyperLogLog, exact on PostgreSQL); the unique share
+    is computed exactly only for columns whose distinct count could reach 95% of the rows;
+    only text columns are sampled (an identifier kind is a kind of text)."""
     backend = db.backend
     all_cols = backend.require_table(source)
     cols = list(all_cols if columns is None else columns)
@@ -149,11 +157,15 @@ def profile_table(db, source: str, columns: list[str] | None = None) -> list[Col
     families = {c: type_family(types[c]) for c in cols}
 
     # 1. one scan: counts, distinct counts, ranges
-    n_rows = int(
-        backend.fetchall(exp.select(exp.Count(this=exp.Star())).from_(table(source)))[0][0]
-    )
-    exact = n_rows <= EXACT_ROWS or dialect == "postgres"
-    parts: list[exp.Expression] = []
+    if quick:
+        n_rows = -1  # counted by the scan itself
+        exact = dialect == "postgres"
+    else:
+        n_rows = int(
+            backend.fetchall(exp.select(exp.Count(this=exp.Star())).from_(table(source)))[0][0]
+        )
+        exact = n_rows <= EXACT_ROWS or dialect == "postgres"
+    parts: list[exp.Expression] = [exp.Count(this=exp.Star())] if quick else []
     for c in cols:
         col = column(c)
         parts.append(exp.Count(this=col.copy()))
@@ -166,6 +178,9 @@ def profile_table(db, source: str, columns: list[str] | None = None) -> list[Col
     row = backend.fetchall(exp.select(*parts).from_(table(source)))[0] if n_rows else None
     stats: dict[str, dict[str, Any]] = {}
     i = 0
+    if quick:
+        n_rows = int(row[0]) if row else 0
+        row = row[1:] if n_rows else None
     for c in cols:
         nonnull = int(row[i]) if row else 0
         distinct = min(int(row[i + 1] or 0), nonnull) if row else 0
@@ -177,23 +192,41 @@ def profile_table(db, source: str, columns: list[str] | None = None) -> list[Col
         stats[c] = {"nonnull": nonnull, "distinct": distinct, "lo": lo, "hi": hi}
 
     # 2. exact unique shares of the columns that could be identifying
-    candidates = [c for c in cols if n_rows and exact]
+    if quick:
+        # a column with d distinct values in n rows is unique on at most d / n of them
+        # (10% of slack for HyperLogLog's error)
+        candidates = [c for c in cols if n_rows and stats[c]["distinct"] >= 0.9 * n_rows]
+    else:
+        candidates = [c for c in cols if n_rows and exact]
     uniques: dict[str, int] = {}
     if candidates:
         uniques = _unique_counts(backend, source, candidates)
 
     # 3. a sample for the kinds
-    sample = backend.fetch_df(
-        exp.select(
-            *[exp.alias_(exp.cast(column(c), "VARCHAR"), f"c{j}") for j, c in enumerate(cols)]
+    sampled = [c for c in cols if not quick or families[c] in ("text", "other")]
+    sample = (
+        backend.fetch_df(
+            exp.select(
+                *[
+                    exp.alias_(exp.cast(column(c), "VARCHAR"), f"c{j}")
+                    for j, c in enumerate(cols)
+                    if c in sampled
+                ]
+            )
+            .from_(table(source))
+            .limit(SAMPLE)
         )
-        .from_(table(source))
-        .limit(SAMPLE)
+        if sampled
+        else None
     )
     out = []
     for j, c in enumerate(cols):
         s = stats[c]
-        vals = [str(v) for v in sample[f"c{j}"].dropna().tolist()] if len(sample) else []
+        vals = (
+            [str(v) for v in sample[f"c{j}"].dropna().tolist()]
+            if sample is not None and c in sampled and len(sample)
+            else []
+        )
         kind = detect_kind(c, families[c], vals, s["distinct"])
         if kind == "person-name" and vals and len(set(vals)) < 0.3 * len(vals):
             kind = "category" if s["distinct"] <= 50 else "text"  # a few names: not people
@@ -203,6 +236,9 @@ def profile_table(db, source: str, columns: list[str] | None = None) -> list[Col
         else:
             unique = min(1.0, s["distinct"] / n_rows) if n_rows else 0.0
             unique_exact = unique == 0.0 or not n_rows
+            if quick and unique < 0.9:
+                # not a candidate: below the identifying threshold whatever the exact share
+                unique_exact = False
         # exact shares decide exactly; a bound decides conservatively (see the module's text)
         identifying = kind in IDENTIFIER_KINDS or unique >= IDENTIFIER_UNIQUE
         role, suggestion = _suggest(

@@ -132,7 +132,7 @@ def resolve_roles(db, source: str, spec: Any, columns: list[str]) -> Roles:
         qis = set(spec.qis)
         looks = [
             p
-            for p in profile_table(db, source, checked)
+            for p in profile_table(db, source, checked, quick=True)
             if (p.identifying_as_qi if p.column in qis else p.looks_identifying)
         ]
         if looks:
