@@ -27,6 +27,10 @@ def _numeric(n: int = 120, seed: int = 5) -> pd.DataFrame:
 def test_microaggregation_on_server_engines_equals_duckdb(engine, algorithm):
     if algorithm in ("ktca", "ctca"):
         pytest.importorskip("minisom")
+    if engine.name == "spark" and algorithm != "mdav":
+        # the four read their QIs' types the same way (read_tuples): PostgreSQL runs all
+        # four, Spark (seconds per statement) mdav
+        pytest.skip("Spark runs mdav only; the type check is shared by the four algorithms")
     frame = _numeric()
 
     def run(db):
@@ -384,10 +388,11 @@ def test_import_checks_free_space_first(tmp_path, monkeypatch):
     src = tmp_path / "d.csv"
     _numeric(2000).to_csv(src, index=False)
     path = tmp_path / "w.duckdb"
-    db = Database.open(path)
+    Database.open(path).close()  # the file as anonsql leaves it, before any import
     size_before = path.stat().st_size
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda _p: usage(10**9, 10**9 - 100, 100))
+    db = Database.open(path)
     with pytest.raises(InputError, match="not enough free space"):
         db.import_file("d", src)
     assert not db.backend.table_exists("d")
