@@ -147,24 +147,29 @@ def adult(repeat: int) -> None:
     db.close()
 
 
-def people_table(rows: int, repeat: int) -> None:
+def people_db(path: Path, rows: int) -> Database:
+    """``anonsql.demo.people`` (seed 11) in a DuckDB file, with hierarchies for its QIs."""
     from anonsql.demo.people import people
     from anonsql.hierarchy import builders
     from anonsql.hierarchy.definitions import column_values
+
+    db = Database.open(path)
+    db.backend.write_frame("people", people(rows))
+    for q, kind, opts in (
+        ("birth_date", "dates", {"levels": ["month", "year", "decade"]}),
+        ("zip", "mask", {}),
+        ("gender", "flat", {}),
+    ):
+        db.hierarchies.save(builders.build(q, kind, column_values(db, "people", q), **opts))
+    return db
+
+
+def people_table(rows: int, repeat: int) -> None:
     from anonsql.masking.profile import profile_table
 
     with tempfile.TemporaryDirectory() as tmp:
-        db = Database.open(Path(tmp) / "people.duckdb")
         t = time.perf_counter()
-        frame = people(rows)
-        db.backend.write_frame("people", frame)
-        del frame
-        for q, kind, opts in (
-            ("birth_date", "dates", {"levels": ["month", "year", "decade"]}),
-            ("zip", "mask", {}),
-            ("gender", "flat", {}),
-        ):
-            db.hierarchies.save(builders.build(q, kind, column_values(db, "people", q), **opts))
+        db = people_db(Path(tmp) / "people.duckdb", rows)
         print(f"people: {rows:,} rows generated and stored in {time.perf_counter() - t:.1f} s")
         be = db.backend
         cols = be.columns("people")
@@ -193,19 +198,8 @@ def breakdown(rows: int, repeat: int) -> None:
     """Where a masked view's read time goes: the same view without identifiers, with them
     raw (for reference), with key-less masks only, with one keyed mask only, and with the
     benchmark's mix."""
-    from anonsql.demo.people import people
-    from anonsql.hierarchy import builders
-    from anonsql.hierarchy.definitions import column_values
-
     with tempfile.TemporaryDirectory() as tmp:
-        db = Database.open(Path(tmp) / "people.duckdb")
-        db.backend.write_frame("people", people(rows))
-        for q, kind, opts in (
-            ("birth_date", "dates", {"levels": ["month", "year", "decade"]}),
-            ("zip", "mask", {}),
-            ("gender", "flat", {}),
-        ):
-            db.hierarchies.save(builders.build(q, kind, column_values(db, "people", q), **opts))
+        db = people_db(Path(tmp) / "people.duckdb", rows)
         ids = ["name", "email", "phone"]
         variants: dict[str, dict[str, Any]] = {
             "no identifiers": {"masks": {c: "drop" for c in ids}},

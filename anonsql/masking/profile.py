@@ -105,8 +105,6 @@ def _suggest(
     name: str,
     table_name: str,
     kind: str,
-    family: str,
-    unique: float,
     identifying: bool,
     distinct: int,
     lo: Any,
@@ -241,9 +239,7 @@ def profile_table(
                 unique_exact = False
         # exact shares decide exactly; a bound decides conservatively (see the module's text)
         identifying = kind in IDENTIFIER_KINDS or unique >= IDENTIFIER_UNIQUE
-        role, suggestion = _suggest(
-            c, source, kind, families[c], unique, identifying, s["distinct"], s["lo"], s["hi"]
-        )
+        role, suggestion = _suggest(c, source, kind, identifying, s["distinct"], s["lo"], s["hi"])
         out.append(
             ColumnProfile(
                 column=c,
