@@ -159,8 +159,15 @@ def test_rho_zero_is_the_plain_lattice_run(case, data):
     qis = [h.name for h in hs]
     k = data.draw(st.integers(1, 4))
     limit = data.draw(st.sampled_from([0.0, 0.3, 1.0]))
+    # every metric but height: the released table's score is the lattice run's (issue 27.16)
+    metric = data.draw(
+        st.sampled_from(["loss", "precision", "entropy", "entropy-nm", "aecs", "dm", "dm-star"])
+    )
     db = _db(df, hs)
-    base = dict(qis=qis, sensitive="s", k=k, l=2, suppression=limit, **_roles(db, qis, "s"))
+    base = dict(
+        qis=qis, sensitive="s", k=k, l=2, suppression=limit, metric=metric,
+        **_roles(db, qis, "s"),
+    )
     try:
         plain = anonymize(db, "src", Spec(**base, output="plain"))
     except InputError:
@@ -174,6 +181,8 @@ def test_rho_zero_is_the_plain_lattice_run(case, data):
     pd.testing.assert_frame_equal(a, b)
     for key in ("classes", "suppressed_rows", "aecs", "prosecutor_max"):
         assert rho.measures[key] == pytest.approx(plain.measures[key])
+    assert rho.measures["score_of"] == "released table"
+    assert rho.score == pytest.approx(plain.score, abs=1e-9)
     db.close()
 
 
@@ -231,6 +240,26 @@ def test_provenance_and_aecs_both_ways():
     assert report["passes"][0]["class_sizes"] == [[3, 1]]
     assert report["before_after"]["before"]["classes"] == 1
     del runs
+    db.close()
+
+
+def test_score_is_the_released_tables():
+    """Issue 27.16: the run's score is the released table's, not the first pass's. On the
+    merging case pass 0 releases 3 records at level 0 and suppresses 4; pass 1 releases those
+    4 at level 1, in the same class "p". Discernibility (a suppressed record costs the table's
+    7): 3^2 + 4 * 7 = 37 before, 7^2 = 49 released. Loss: 3 records of share 1/3 and 4 of
+    share 1, normalized by (x - 7/3) / (7 - 7/3): 4/7, ARX's floor to 10 decimals."""
+    db = _merging_case()
+    base = dict(qis=["a"], sensitive="s", k=3, suppression=0.6, algorithm="rho-gain", rho=1,
+                **_roles(db, ["a"], "s"))  # fmt: skip
+    r = anonymize(db, "src", Spec(**base, metric="dm", output="p"))
+    assert r.measures["before"]["score"] == 37
+    assert r.measures["score_of"] == "released table"
+    assert r.score == 49
+    r = anonymize(db, "src", Spec(**base, output="l"))
+    assert r.score == 0.5714285714
+    r = anonymize(db, "src", Spec(**base, metric="height", output="h"))
+    assert r.measures["score_of"] == "first pass" and r.score == 0.0
     db.close()
 
 
@@ -670,3 +699,21 @@ def test_people_the_source_lacks_join_the_class_a_later_pass_releases():
     db.backend.execute("DELETE FROM people WHERE a = 'u'")
     assert set(db.backend.fetch_df("SELECT a FROM out")["a"]) == {"*"}
     db.close()
+
+
+@pytest.mark.parametrize("metric", ["loss", "precision"])
+def test_score_matches_the_released_table_read_back(db, metric):
+    """The run's score is what ``metrics`` computes from the published table itself (labels
+    read back from the output, an independent path through SQL)."""
+    from anonsql.demo.setup import setup_demo
+    from anonsql.evaluate import loss_of_tables
+    from tests.helpers.roles import CENSUS, others
+
+    setup_demo(db, rows=3000)
+    qis = ["age", "sex", "zip"]
+    spec = Spec(qis=qis, sensitive="income", k=5, l=2, suppression=0.05, metric=metric,
+                algorithm="rho-gain", rho=2, output="o",
+                keep=others(CENSUS, *qis, "income"))  # fmt: skip
+    r = anonymize(db, "census", spec)
+    assert len(r.measures["passes"]) > 1
+    assert r.score == pytest.approx(loss_of_tables(db, "census", "o", qis)[metric], abs=1e-9)

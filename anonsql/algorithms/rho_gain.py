@@ -77,7 +77,7 @@ from anonsql.backend.sql_templates import drop
 from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition, group_rows
 from anonsql.errors import InputError
-from anonsql.metrics.quality import quality_model
+from anonsql.metrics.quality import quality_model, release_score
 from anonsql.metrics.risk import risk_measures
 from anonsql.models.base import ClassStats, PrivacyModel
 from anonsql.models.goal import build_models
@@ -407,9 +407,16 @@ class _Passes(Algorithm):
             "prosecutor_max": first["prosecutor_max"],
             "prosecutor_avg": first["prosecutor_avg"],
         }
-        # the score is the first pass's (the plain lattice run's optimum); each pass's own
-        # score is in its row of measures["passes"]
-        score = float(state.passes[0].score or 0.0)
+        # the score is the released table's, every record at the levels of the pass that
+        # released it (issue: the first pass's score is not what is published); each pass's
+        # own score is in its row of measures["passes"], the first one's under "before" too
+        measures["before"]["score"] = state.passes[0].score
+        score = _released_score(metric, state, union)
+        if score is None:  # height: no score when the records' levels differ
+            score = float(state.passes[0].score or 0.0)
+            measures["score_of"] = "first pass"
+        else:
+            measures["score_of"] = "released table"
         failing = measures["union_failing_classes"]
         guarantee = self._guarantee(len(state.passes))
         if failing:
@@ -657,6 +664,27 @@ def union_classes(
         dropped = enforce_table_models(tables, sizes[kept], order)
         passing[kept[dropped]] = False
     return UnionClasses(sizes, passing, merged, class_of_row)
+
+
+def _released_score(metric: str, state: _State, union: UnionClasses) -> float | None:
+    """The metric on the released table (:func:`release_score`): each record generalized
+    to the levels of the pass that released it; a record no pass released, or in a union
+    class the guard suppresses, counts as suppressed in its first-pass class."""
+    hist = state.hist
+    first = state.passes[0]
+    gs = first.gs_factor if first.gs_factor is not None else 0.5
+    pass_of_row = np.where(state.pass_of_row >= 0, state.pass_of_row, 0)
+    nodes = np.empty(hist.codes.shape, dtype=np.int64)
+    for p in np.unique(pass_of_row):
+        rows = pass_of_row == p
+        levels = state.passes[int(p)].levels
+        for j, h in enumerate(hist.hierarchies):
+            nodes[rows, j] = h.ancestor_column(levels[j])[hist.codes[rows, j]]
+    cls = union.class_of_row
+    released = cls >= 0
+    released[released] = union.passing[cls[released]]
+    sizes = union.sizes[union.passing]
+    return release_score(quality_model(metric, gs), hist, nodes, released, sizes)
 
 
 def _union_population(state: _State, idx: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:

@@ -521,6 +521,7 @@ def _print_result(r) -> None:
                 f"  pass {p['pass']}: {p['transformation'] or 'no transformation'}: released "
                 f"{p['released_rows']} rows in {p['classes']} classes, "
                 f"{p['suppressed_after']} suppressed after"
+                + (f", {r.metric} {p['score']:.6g} on its input" if p["score"] is not None else "")
             )
     elif r.metric == "sse":  # seed 001's microaggregation
         m = r.measures
@@ -549,7 +550,14 @@ def _print_result(r) -> None:
         f"risk: prosecutor max {m['prosecutor_max']:.4g}, avg {m['prosecutor_avg']:.4g}; "
         f"marketer {m['marketer']:.4g}"
     )
-    click.echo(f"{r.metric} = {r.score:.10g}")
+    of = m.get("score_of")
+    if of == "released table":  # passes: say whose score it is (issue 27.16)
+        first = m["before"]["score"]
+        click.echo(f"{r.metric} = {r.score:.10g} (the released table; first pass {first:.10g})")
+    elif of:
+        click.echo(f"{r.metric} = {r.score:.10g} (the {of}'s: records differ in their levels)")
+    else:
+        click.echo(f"{r.metric} = {r.score:.10g}")
     if r.per_qi:
         click.echo("  per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in r.per_qi.items()))
     click.echo(f"guarantee: {r.guarantee}")

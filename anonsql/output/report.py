@@ -84,6 +84,7 @@ def build_report(
                 "aecs_arx": measures.get("aecs_arx"),
                 "prosecutor_max": report["risk"].get("prosecutor_max"),
                 "prosecutor_avg": report["risk"].get("prosecutor_avg"),
+                "score": measures.get("score"),
             },
         }
     if population is not None:
@@ -488,7 +489,7 @@ def _passes_html(r: dict[str, Any]) -> str:
     )
     ba = r.get("before_after") or {}
     before, after = ba.get("before") or {}, ba.get("after") or {}
-    keys = ("classes", "suppressed_rows", "aecs_released", "aecs_arx", "prosecutor_max")
+    keys = ("classes", "suppressed_rows", "aecs_released", "aecs_arx", "prosecutor_max", "score")
     cmp_rows = "".join(
         f"<tr><th>{_e(k)}</th><td>{_e(_num(before.get(k)))}</td><td>{_e(_num(after.get(k)))}"
         f"</td></tr>"
