@@ -195,11 +195,31 @@ def test_report_json_and_html(census_file, tmp_path):
     assert 0 < risk["journalist"]["max"] <= risk["prosecutor_max"]
     assert set(report["loss_per_qi"]) == set(QIS)
     assert any(s["optimal"] for s in report["solutions"])
+    # issue 27.18: the sensitive attribute per class, checked against pandas on the output
+    out = con.database.backend.fetch_df("SELECT * FROM r5")
+    released = out[~(out[QIS] == "*").all(axis=1)]
+    distinct = released.groupby(QIS)["income"].nunique().value_counts().sort_index()
+    sens = report["sensitive"]
+    assert [(e["distinct"], e["classes"]) for e in sens["distinct_per_class"]] == list(
+        distinct.items()
+    )
+    shares = released["income"].value_counts(normalize=True)
+    assert {v["value"]: v["share"] for v in sens["values"]} == pytest.approx(shares.to_dict())
+    (l_model,) = sens["models"]
+    assert l_model["min"] == released.groupby(QIS)["income"].nunique().min()
+    assert sum(e["classes"] for e in l_model["distribution"]) == run.measures["classes"]
+    # the levels chosen and released rows only, in the output's columns
+    assert [(e["qi"], e["level"]) for e in report["levels"]] == list(run.levels.items())
+    sample = report["sample_rows"]
+    assert sample["columns"] == list(out.columns) and len(sample["rows"]) == 10
+    assert all(row[out.columns.get_loc("age")] != "*" for row in sample["rows"])
     page = render_html(report)
     assert (
         "<script" not in page
-        and page.count("<svg") == 4
+        and page.count("<svg") == 7  # risk, sizes, values, distinct l, 2-diversity, loss, plot
         and "http" not in page.replace("http://www.w3.org/2000/svg", "")
+        and "Levels chosen" in page
+        and "Sensitive attribute income" in page
     )
     con.close()
     r = CliRunner().invoke(

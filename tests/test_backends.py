@@ -4,6 +4,8 @@ clear error and leaves the target as it was."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -316,6 +318,14 @@ def test_cli_against_postgres(pg_url, tmp_path):
         on_duck = runner.invoke(cli, [*args, "--db", duck])
         assert on_pg.exit_code == on_duck.exit_code == 0, on_pg.output
         assert on_pg.output == on_duck.output
+    # the report's figures (levels, sample rows, sensitive attribute per class) agree too
+    pages = {}
+    for name, target in (("pg", pg_url), ("duck", duck)):
+        r = runner.invoke(cli, ["report", "1", "--db", target, "--out", str(tmp_path / name)])
+        assert r.exit_code == 0, r.output
+        report = json.loads((tmp_path / name / "anonsql_run_1.json").read_text())
+        pages[name] = {k: report.get(k) for k in ("levels", "sample_rows", "sensitive")}
+    assert pages["pg"] == pages["duck"] and pages["pg"]["sample_rows"]["rows"]
     columns = Database.open(pg_url).backend.columns("census_anonymized_proportional")
     assert columns == Database.open(duck).backend.columns("census_anonymized_proportional")
     bad = runner.invoke(cli, ["hierarchy", "list", "--db", pg_url.replace("anonsql:", "x:", 1)])

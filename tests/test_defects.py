@@ -398,3 +398,45 @@ def test_import_checks_free_space_first(tmp_path, monkeypatch):
     assert not db.backend.table_exists("d")
     db.close()
     assert path.stat().st_size == size_before
+
+
+def test_report_explains_level_zero_loss_and_charts_every_class_size(db):
+    """27.18: a QI left at level 0 shows a loss only through the suppressed records, and the
+    report says so; the class-size chart covers every class, however many sizes there are."""
+    from anonsql.demo.setup import setup_demo
+    from anonsql.output.report import build_report, render_html, size_bins
+    from tests.helpers.roles import CENSUS, others
+
+    setup_demo(db, rows=3000)
+    qis = ["age", "sex", "zip"]
+    spec = Spec(qis=qis, k=5, suppression=0.1, output="o", keep=others(CENSUS, *qis))
+    r = anonymize(db, "census", spec)
+    assert r.levels["sex"] == 0 and r.measures["suppressed_rows"] > 0
+    report = build_report(db, r.run_id)
+    (note,) = [n for n in report["loss_notes"] if n.startswith("sex ")]
+    assert f"the {r.measures['suppressed_rows']} suppressed records" in note
+    assert note in render_html(report)
+    # many sizes: geometric bins that add up to every class and reach the largest size
+    sizes = [{"size": s, "classes": 1 + s % 3} for s in range(5, 400, 3)]
+    labels, counts = size_bins(sizes)
+    assert len(labels) <= 21 and sum(counts) == sum(s["classes"] for s in sizes)
+    assert labels[-1].endswith("398") or labels[-1].endswith("–398")
+    labels, counts = size_bins(sizes[:10])
+    assert labels == [f"size {s['size']}" for s in sizes[:10]]
+
+
+@pytest.mark.parametrize("algorithm", ["greedy", "mdav", "rho-gain"])
+def test_report_has_loss_per_qi_for_every_algorithm(db, algorithm):
+    """27.18: every algorithm gives its metric per QI (GAA's alteration, MDAV's SSE/SST,
+    the passes' Loss), so the report charts it."""
+    from anonsql.demo.setup import setup_demo
+    from anonsql.output.report import build_report
+    from tests.helpers.roles import CENSUS, others
+
+    setup_demo(db, rows=600)
+    qis = ["age", "zip"] if algorithm != "mdav" else ["age"]
+    extra = {"greedy": {}, "mdav": {}, "rho-gain": {"rho": 1, "suppression": 0.1}}[algorithm]
+    spec = Spec(qis=qis, k=5, algorithm=algorithm, output="o", keep=others(CENSUS, *qis), **extra)
+    r = anonymize(db, "census", spec)
+    assert set(r.per_qi) == set(qis) and all(v >= 0 for v in r.per_qi.values())
+    assert build_report(db, r.run_id)["loss_per_qi"] == r.per_qi

@@ -99,6 +99,7 @@ class GreedyAlgorithm(Algorithm):
             models=guard_models(model),
             metric=metric,
             score=measures["alteration"],
+            per_qi=dict(zip(spec.qis, measures.pop("alteration_per_qi"), strict=True)),
             measures=measures,
             checked=result.merges,
             algorithm=f"greedy/{spec.strategy}",
@@ -132,9 +133,15 @@ def greedy_measures(hist: Histogram, result: GreedyResult, metric: str) -> dict:
     gen = result.nodes[result.row_class]
     original = [hist.codes[:, j] for j in range(m)]
     generalized = [gen[:, j] for j in range(m)]
-    out["alteration"] = UnifiedMetric(metric, hist.hierarchies).alteration(
-        original, generalized, hist.counts
-    )
+    unified = UnifiedMetric(metric, hist.hierarchies)
+    out["alteration"] = unified.alteration(original, generalized, hist.counts)
+    # Definition 7 per QI: that QI's cost over its own worst cost (the report's per-QI loss)
+    out["alteration_per_qi"] = []
+    for j in range(m):
+        w = unified.to_root[j]
+        worst = float(w[original[j]] @ hist.counts)
+        cost = float((w[original[j]] - w[generalized[j]]) @ hist.counts)
+        out["alteration_per_qi"].append(100.0 * cost / worst if worst else 0.0)
     out["merges"] = result.merges
     if result.sens_counts is not None:
         sizes = result.sizes.astype(float)

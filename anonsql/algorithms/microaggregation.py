@@ -223,6 +223,7 @@ class Microaggregation(Algorithm):
             models=[KAnonymity(k)],
             metric="sse",
             score=measures["sse"],
+            per_qi=dict(zip(spec.qis, measures.pop("sse_per_qi"), strict=True)),
             measures=measures,
             checked=int(grouping.classes().max()) + 1,
             algorithm=name,
@@ -312,6 +313,11 @@ def release_measures(
     sst = float(data.counts @ ((z - z.T @ data.counts / data.records) ** 2).sum(axis=1))
     sse = float(data.counts @ ((z - released_z) ** 2).sum(axis=1))
     out["sse"] = sse / sst if sst > 0 else 0.0
+    # the same ratio per QI (its own SSE over its own SST), for the report's per-QI loss
+    centred = z - z.T @ data.counts / data.records
+    sst_j = data.counts @ centred**2
+    sse_j = data.counts @ (z - released_z) ** 2
+    out["sse_per_qi"] = [float(a / b) if b > 0 else 0.0 for a, b in zip(sse_j, sst_j, strict=True)]
     idx, y = data.expand()
     try:
         from anonsql.microaggregation.measures import utility_measures

@@ -411,7 +411,7 @@ class _Passes(Algorithm):
         # released it (issue: the first pass's score is not what is published); each pass's
         # own score is in its row of measures["passes"], the first one's under "before" too
         measures["before"]["score"] = state.passes[0].score
-        score = _released_score(metric, state, union)
+        score, per_qi = _released_score(metric, state, union)
         if score is None:  # height: no score when the records' levels differ
             score = float(state.passes[0].score or 0.0)
             measures["score_of"] = "first pass"
@@ -429,6 +429,7 @@ class _Passes(Algorithm):
             models=models,
             metric=metric,
             score=score,
+            per_qi=dict(zip(spec.qis, per_qi, strict=True)) if per_qi else None,
             measures=measures,
             checked=sum(p.checked for p in state.passes),
             algorithm=self._name(spec, len(state.passes)),
@@ -666,7 +667,9 @@ def union_classes(
     return UnionClasses(sizes, passing, merged, class_of_row)
 
 
-def _released_score(metric: str, state: _State, union: UnionClasses) -> float | None:
+def _released_score(
+    metric: str, state: _State, union: UnionClasses
+) -> tuple[float | None, list[float] | None]:
     """The metric on the released table (:func:`release_score`): each record generalized
     to the levels of the pass that released it; a record no pass released, or in a union
     class the guard suppresses, counts as suppressed in its first-pass class."""

@@ -392,7 +392,7 @@ def release_score(
     nodes: np.ndarray,
     released: np.ndarray,
     class_sizes: np.ndarray,
-) -> float | None:
+) -> tuple[float | None, list[float] | None]:
     """The score of a release whose records are generalized to different levels (a local
     recoding: the passes of rho-Gain or ARX's local recoding), on the scale of
     :meth:`QualityModel.score`: a release in which every record has the same levels scores
@@ -403,7 +403,8 @@ def release_score(
     ``class_sizes``: the released classes' sizes. Record-additive models (Loss, Precision,
     non-uniform entropy, seed 004's alterations) sum each record's cost with the suppressed
     records' costs of each model's definition above; the class models (AECS, DM, DM*) read
-    the classes. Height has no meaning when records differ in their levels: None."""
+    the classes. Height has no meaning when records differ in their levels: None. Also each
+QI's own figure, for the models that have one (else None)."""
     model.prepare(hist)
     counts = hist.weights
     supp = ~released
@@ -419,46 +420,50 @@ def release_score(
             else:
                 lost = share + model.s_factor * (1 - share)
             raw[j] = float(counts @ np.where(released, model.g_factor * share, lost))
-        return float(model._aggregate(model._normalize(raw[None, :]))[0])
+        norm = model._normalize(raw[None, :])
+        return float(model._aggregate(norm)[0]), [float(v) for v in norm[0]]
     if isinstance(model, Precision):
         per_qi = [
             float(counts @ np.where(released, h.levels[nodes[:, j]] / model.tops[j], 1.0)) / n
             for j, h in enumerate(hs)
         ]
-        return float(np.mean(per_qi))
+        return float(np.mean(per_qi)), per_qi
     if isinstance(model, NonUniformEntropy):
         # -log2 P(original | generalized), P from the whole table's records under the node;
         # the monotone variant counts a suppressed record at its class's node, as score does
-        total = 0.0
+        per_qi = []
         for j, h in enumerate(hs):
             leaf = hist.marginal(j)
             under = np.zeros(h.size)
             for lv in range(h.height):
                 np.add.at(under, h.ancestors[h.leaf_ids, lv], leaf[h.leaf_ids])
             p = leaf[hist.codes[:, j]] / under[nodes[:, j]]
-            total += float(arx_round(-(counts * np.log2(p)).sum()))
+            own = float(arx_round(-(counts * np.log2(p)).sum()))
             if not model.monotone_variant and supp.any():
                 _, inv = np.unique(nodes[supp, j], return_inverse=True)
                 c = np.bincount(inv, counts[supp])
-                total += float(-(c * np.log2(c / c.sum())).sum())
-        return total
+                own += float(-(c * np.log2(c / c.sum())).sum())
+            per_qi.append(own)
+        return float(sum(per_qi)), per_qi
     if isinstance(model, Alteration):
-        cost = 0.0
+        costs, worsts = [], []
         for j in range(len(hs)):
             w = model.unified.to_root[j]
             # a suppressed record goes to the root, whose cost to the root is 0
             gen = np.where(released, w[nodes[:, j]], 0.0)
-            cost += float(counts @ (w[hist.codes[:, j]] - gen))
-        return 100.0 * cost / model.worst if model.worst else 0.0
+            costs.append(float(counts @ (w[hist.codes[:, j]] - gen)))
+            worsts.append(float(counts @ w[hist.codes[:, j]]))
+        per = [100.0 * c / x if x else 0.0 for c, x in zip(costs, worsts, strict=True)]
+        return (100.0 * sum(costs) / model.worst if model.worst else 0.0), per
     supp_sizes = np.zeros(0)
     if supp.any():
         _, inv = np.unique(nodes[supp], axis=0, return_inverse=True)
         supp_sizes = np.bincount(inv.ravel(), counts[supp])
     if isinstance(model, AECS):
         classes = len(sizes) + (1 if supp.any() else 0)
-        return n / classes if classes else 0.0
+        return (n / classes if classes else 0.0), None
     if isinstance(model, DiscernibilityStar):
-        return float((sizes * sizes).sum() + (supp_sizes * supp_sizes).sum())
+        return float((sizes * sizes).sum() + (supp_sizes * supp_sizes).sum()), None
     if isinstance(model, Discernibility):
-        return float((sizes * sizes).sum() + supp_sizes.sum() * n)
-    return None
+        return float((sizes * sizes).sum() + supp_sizes.sum() * n), None
+    return None, None

@@ -71,6 +71,11 @@ def build_report(
         "solutions": _solutions(be, run_id),
         "roles": run_roles(params),
     }
+    report["levels"] = _levels(db, params, levels)
+    report["sample_rows"] = _sample_rows(be, output, qis)
+    report["loss_notes"] = _loss_notes(report, suppressed + records)
+    if params.get("sensitive"):
+        report["sensitive"] = _sensitive(db, row, params, output, qis)
     if measures.get("passes"):
         # rho-Gain and local recoding (anonsql.algorithms.rho_gain): one row per pass over
         # the outliers, and the first pass's figures (a plain lattice run) against the output's
@@ -97,6 +102,159 @@ def build_report(
         released, population_size, sampling_fraction, int(records + suppressed)
     )
     return report
+
+
+#: released rows the report shows, and sensitive values listed by their share
+SAMPLE_ROWS = 10
+TOP_VALUES = 10
+
+
+def _levels(db, params: dict[str, Any], levels: dict[str, int]) -> list[dict[str, Any]]:
+    """Each QI's level and its hierarchy's top level (a full-domain run; [] otherwise)."""
+    out = []
+    keys = params.get("qi_keys") or []
+    for j, (q, lv) in enumerate(levels.items()):
+        top = None
+        try:
+            top = db.hierarchies.load(keys[j]).top_level if j < len(keys) else None
+        except (InputError, LookupError, ValueError):
+            top = None  # a hierarchy deleted since: the level alone
+        out.append({"qi": q, "level": int(lv), "top_level": top})
+    return out
+
+
+def _released(qis: list[str]) -> exp.Expression:
+    """A released row: not every QI is '*' (the suppressed rows' mark)."""
+    return exp.not_(exp.and_(*[column(q).eq(exp.convert("*")) for q in qis]))
+
+
+def _sample_rows(be, output: str, qis: list[str]) -> dict[str, Any]:
+    """A few released rows of the output, as a reader sees them (the guarded relation, so
+    masked columns are masked), in a stable order: the first rows by their QI labels."""
+    cols = be.columns(output)
+    order = [exp.cast(column(c), "VARCHAR") for c in cols]
+    q = (
+        exp.select(*[column(c) for c in cols])
+        .from_(table(output))
+        .where(_released(qis))
+        .order_by(*order)
+        .limit(SAMPLE_ROWS)
+    )
+    return {"columns": cols, "rows": [[_plain(v) for v in r] for r in be.fetchall(q)]}
+
+
+def _plain(v: Any) -> Any:
+    return v if v is None or isinstance(v, (int, float, str, bool)) else str(v)
+
+
+def _loss_notes(report: dict[str, Any], rows: int) -> list[str]:
+    """Why a QI left at level 0 shows a loss: every suppressed record costs its whole domain
+    in each QI (ARX's Loss and Precision, README "One Loss per run")."""
+    loss = report.get("loss_per_qi") or {}
+    supp = report["measures"].get("suppressed_rows") or 0
+    notes = []
+    for entry in report["levels"]:
+        v = loss.get(entry["qi"])
+        if entry["level"] == 0 and v and supp:
+            notes.append(
+                f"{entry['qi']} stays at level 0 (its original values): its loss {v:.4g} is "
+                f"the cost of the {supp} suppressed records ({supp / rows:.2%} of {rows}), "
+                f"which count as generalized to the root"
+            )
+    return notes
+
+
+def _sensitive(db, row, params: dict[str, Any], output: str, qis: list[str]) -> dict[str, Any]:
+    """The sensitive attribute in the released classes: its most frequent values, the classes
+    by number of distinct values (distinct l; NULL is no value), and each of the run's models
+    on it, per class (its value's range and distribution), as ``check`` computes them."""
+    from anonsql.models.compile import model_values_query
+    from anonsql.models.goal import build_models
+    from anonsql.output.writer import spec_of_run
+
+    be = db.backend
+    sa = params["sensitive"]
+    released = _released(qis)
+    counted = exp.alias_(exp.Count(this=exp.Star()), "n")
+    top = be.fetchall(
+        exp.select(exp.cast(column(sa), "VARCHAR"), counted)
+        .from_(table(output))
+        .where(released)
+        .group_by(column(sa))
+        .order_by(exp.column("n").desc(), exp.cast(column(sa), "VARCHAR"))
+    )
+    total = sum(int(n) for _, n in top) or 1
+    values = [
+        {"value": v, "records": int(n), "share": int(n) / total} for v, n in top[:TOP_VALUES]
+    ]
+    distinct = exp.alias_(exp.Count(this=exp.Distinct(expressions=[column(sa)])), "d")
+    per_class = (
+        exp.select(distinct).from_(table(output)).where(released).group_by(*map(column, qis))
+    )
+    hist = be.fetchall(
+        exp.select("c.d", exp.Count(this=exp.Star()))
+        .from_(exp.alias_(per_class.subquery(), "c", table=True))
+        .group_by("c.d")
+        .order_by("c.d")
+    )
+    out: dict[str, Any] = {
+        "attribute": sa,
+        "distinct_values": len(top),
+        "values": values,
+        "distinct_per_class": [{"distinct": int(d), "classes": int(c)} for d, c in hist],
+        "models": [],
+    }
+    spec = spec_of_run({"parameters": params})
+    models = [m for m in build_models(spec, params.get("sensitive_key")) if m.needs_sensitive]
+    for m in models:
+        top_level = None
+        if m.name == "hierarchical-emd":
+            top_level = db.hierarchies.load(params["sensitive_key"]).top_level
+        df = be.fetch_df(model_values_query(m, output, qis, sa, be.dialect, top_level))
+        df = df[~df["suppressed"].astype(bool)]
+        vals = df["value"].astype(float).to_numpy()
+        finite = vals[np.isfinite(vals)]
+        out["models"].append(
+            {
+                "model": m.describe(),
+                "classes": len(df),
+                "failing_classes": int((~df["ok"].astype(bool)).sum()),
+                "min": float(finite.min()) if len(finite) else None,
+                "max": float(finite.max()) if len(finite) else None,
+                "distribution": _bins(finite),
+            }
+        )
+    return out
+
+
+def _bins(values: np.ndarray, n: int = 10) -> list[dict[str, Any]]:
+    """Equal-width bins of ``values`` (classes per bin), lower bound included."""
+    if not len(values):
+        return []
+    lo, hi = float(values.min()), float(values.max())
+    if hi == lo:
+        return [{"from": lo, "to": hi, "classes": len(values)}]
+    edges = np.linspace(lo, hi, n + 1)
+    counts, _ = np.histogram(values, edges)
+    return [
+        {"from": float(a), "to": float(b), "classes": int(c)}
+        for a, b, c in zip(edges[:-1], edges[1:], counts, strict=True)
+    ]
+
+
+def size_bins(sizes: list[dict[str, int]], most: int = 30) -> tuple[list[str], list[int]]:
+    """Every class size as a bar, or, past ``most`` distinct sizes, geometric bins of them
+    (so the chart covers the whole distribution, not its smallest sizes only)."""
+    if len(sizes) <= most:
+        return [f"size {s['size']}" for s in sizes], [s["classes"] for s in sizes]
+    lo, hi = sizes[0]["size"], sizes[-1]["size"]
+    edges = np.unique(np.round(np.geomspace(lo, hi + 1, 21)).astype(np.int64))
+    labels, counts = [], []
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        c = sum(s["classes"] for s in sizes if a <= s["size"] < b)
+        labels.append(f"size {a}" if b == a + 1 else f"size {a}–{b - 1}")
+        counts.append(c)
+    return labels, counts
 
 
 def _int(v: Any) -> int | None:
@@ -363,10 +521,11 @@ def render_html(r: dict[str, Any]) -> str:
     table_html = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
     passes_html = _passes_html(r)
     sizes = r["class_sizes"]
+    size_labels, size_counts = size_bins(sizes)
     size_chart = bar_chart(
-        [f"size {s['size']}" for s in sizes[:25]],
-        [s["classes"] for s in sizes[:25]],
-        "Classes by size" + (" (25 smallest sizes)" if len(sizes) > 25 else ""),
+        size_labels,
+        size_counts,
+        f"Classes by size (all {sum(s['classes'] for s in sizes)} released classes)",
     )
     dist = risk.get("distribution", [])
     # each bar is a band (lower bound excluded, upper included), and suppressed records,
@@ -388,7 +547,7 @@ def render_html(r: dict[str, Any]) -> str:
     loss = r.get("loss_per_qi") or {}
     loss_chart = bar_chart(
         list(loss), [float(v) for v in loss.values()], f"{m.get('metric')} per QI", "{:.4f}"
-    )
+    ) + "".join(f"<p>{_e(note)}</p>" for note in r.get("loss_notes") or [])
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>anonsql run {r["run_id"]}: {_e(r["output"])}</title>
@@ -403,13 +562,81 @@ svg {{ font-size: 12px; display: block; margin: 1em 0 2em; }}
 <p>{_e(r["created_at"])}. How private: the risk figures and the class sizes. How useful:
 the quality score and the loss per QI (0 = data unchanged, 1 = fully generalized).</p>
 <table>{table_html}</table>
+{_release_html(r)}
 {passes_html}
 {risk_chart}
 {size_chart}
+{_sensitive_html(r)}
 {loss_chart}
 {_solutions_html(r)}
 </body></html>
 """
+
+
+def _release_html(r: dict[str, Any]) -> str:
+    """The levels chosen (full-domain runs) and a few released rows."""
+    parts = []
+    if r.get("levels"):
+        cells = "".join(
+            f"<tr><th>{_e(e['qi'])}</th><td>level {e['level']}"
+            + (f" of {e['top_level']}" if e["top_level"] is not None else "")
+            + ("" if e["level"] else " (original values)")
+            + "</td></tr>"
+            for e in r["levels"]
+        )
+        parts.append(f"<h2>Levels chosen</h2><table>{cells}</table>")
+    sample = r.get("sample_rows") or {}
+    if sample.get("rows"):
+        head = "".join(f"<th>{_e(c)}</th>" for c in sample["columns"])
+        body = "".join(
+            "<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in sample["rows"]
+        )
+        parts.append(
+            f"<h2>Released rows (the first {len(sample['rows'])} by their values)</h2>"
+            f"<table><tr>{head}</tr>{body}</table>"
+        )
+    return "".join(parts)
+
+
+def _sensitive_html(r: dict[str, Any]) -> str:
+    """The sensitive attribute: its values, distinct values per class, each model per class."""
+    sens = r.get("sensitive")
+    if not sens:
+        return ""
+    parts = [f"<h2>Sensitive attribute {_e(sens['attribute'])}</h2>"]
+    vals = sens["values"]
+    more = sens["distinct_values"] - len(vals)
+    parts.append(
+        bar_chart(
+            [str(v["value"]) for v in vals],
+            [v["share"] for v in vals],
+            "Share of released records per value"
+            + (f" ({len(vals)} most frequent of {sens['distinct_values']})" if more else ""),
+            "{:.2%}",
+        )
+    )
+    d = sens["distinct_per_class"]
+    parts.append(
+        bar_chart(
+            [f"{e['distinct']} value(s)" for e in d],
+            [e["classes"] for e in d],
+            "Classes by number of distinct sensitive values (distinct l; NULL is no value)",
+        )
+    )
+    for m in sens["models"]:
+        dist = m["distribution"]
+        parts.append(
+            f"<p>{_e(m['model'])}: per class from {_num(m['min'])} to {_num(m['max'])}; "
+            f"{m['failing_classes']} of {m['classes']} released classes fail it.</p>"
+        )
+        parts.append(
+            bar_chart(
+                [f"{e['from']:.3g} – {e['to']:.3g}" for e in dist],
+                [e["classes"] for e in dist],
+                f"Classes by their value of {m['model']}",
+            )
+        )
+    return "".join(parts)
 
 
 def _search_text(r: dict[str, Any]) -> str:
