@@ -79,9 +79,15 @@ class Spec:
     # clustering instead of classification, data controllers anonymizing their share of the
     # rows independently, and the seed of their random split (and of the k-means)
     label: str | None = None
+    #: the privacy unit (README "Privacy units"): a column naming the person each row belongs
+    #: to; k, the suppression limit and the risk figures count its distinct values
+    unit: str | None = None
     cluster: bool = False
     controllers: int = 1
     seed: int = 0
+    # Mondrian's stop rule when the widest QI has no allowable cut: "next-widest" tries the
+    # next widest QI, "widest" releases the partition (LeFevre et al.'s rule)
+    mondrian_stop: str = "next-widest"
     # algorithm "mdav" (seed 001): largest block of distinct QI tuples MDAV runs on exactly;
     # larger inputs are cut by median splits first (None: the default, 50,000)
     mdav_block: int | None = None

@@ -56,6 +56,8 @@ class Evaluation:
     risk: dict[str, Any]
     loss: dict[str, float] = field(default_factory=dict)
     levels: dict[str, int] | None = None
+    #: the privacy unit the counts are of (None: rows)
+    unit: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,9 +100,12 @@ def evaluate_levels(
     sensitive_hierarchy: str | None = None,
     population_size: int | None = None,
     sampling_fraction: float | None = None,
+    unit: str | None = None,
 ) -> Evaluation:
     """``population``: a table for journalist risk; ``population_size`` or
-    ``sampling_fraction``: the population-uniqueness estimates are reported too."""
+    ``sampling_fraction``: the population-uniqueness estimates are reported too; ``unit``:
+    every count is of distinct units, as a run with that unit counts (README "Privacy
+    units")."""
     from anonsql.anonymization import Spec, validate_columns
 
     validate_columns(db, source, Spec(qis=qis, sensitive=sensitive, hierarchies=hierarchies or {}))
@@ -108,7 +113,19 @@ def evaluate_levels(
     if len(levels) != len(qis):
         raise InputError(f"give one level per QI ({len(qis)}), got {len(levels)}")
     sens_h = db.hierarchies.load(sensitive_hierarchy) if sensitive_hierarchy else None
-    hist = Histogram.from_database(db, source, qis, names, sensitive)
+    if unit is not None:
+        from anonsql.backend.sql_templates import drop
+        from anonsql.data.units import UNITS, units_relation
+
+        shape = units_relation(db, source, qis, sensitive, unit)
+        try:
+            hist = Histogram.from_database(db, UNITS, qis, names, sensitive)
+        finally:
+            db.backend.execute(drop("table", UNITS))
+        if shape.null_rows:
+            raise InputError(f"{shape.null_rows} row(s) of {source!r} have no unit ({unit})")
+    else:
+        hist = Histogram.from_database(db, source, qis, names, sensitive)
     for j, (lv, h) in enumerate(zip(levels, hist.hierarchies, strict=True)):
         if not 0 <= lv < h.height:
             raise InputError(f"{qis[j]!r}: level {lv} outside 0..{h.top_level}")
@@ -153,6 +170,7 @@ def evaluate_levels(
         risk,
         loss,
         dict(zip(qis, levels, strict=True)),
+        unit,
     )
 
 
@@ -220,8 +238,10 @@ def check_table(
     sensitive_hierarchy: str | None = None,
     population_size: int | None = None,
     sampling_fraction: float | None = None,
+    unit: str | None = None,
 ) -> Evaluation:
-    """Run the models as SQL over the classes of ``source``. Rows whose QIs are all ``*`` are
+    """Run the models as SQL over the classes of ``source`` (with ``unit``, counting its
+    distinct values: README "Privacy units"). Rows whose QIs are all ``*`` are
     suppressed: they count in the table but no model is tested on them. The table-level risk
     thresholds are measured over the released classes (average risk and sample uniqueness in
     SQL; population uniqueness from the class sizes the SQL returns, by its estimator)."""
@@ -247,7 +267,11 @@ def check_table(
             type(m)(m.t, key) if m.name == "hierarchical-emd" else m  # type: ignore[attr-defined]
             for m in models
         ]
-    rows = db.backend.fetchall(exp.select("COUNT(*)").from_(table(source)))[0][0]
+    counted: exp.Expression = exp.Count(this=exp.Star())
+    if unit is not None:
+        db.backend.require_columns(source, [unit])
+        counted = exp.Count(this=exp.Distinct(expressions=[exp.cast(column(unit), "VARCHAR")]))
+    rows = db.backend.fetchall(exp.select(counted).from_(table(source)))[0][0]
     if sensitive is not None:
         distinct = db.backend.fetchall(
             exp.select(exp.Count(this=exp.Distinct(expressions=[column(sensitive)]))).from_(
@@ -261,7 +285,7 @@ def check_table(
     reports = []
     frames = []
     for m in models:
-        q = model_values_query(m, source, qis, sensitive, db.backend.dialect, top)
+        q = model_values_query(m, source, qis, sensitive, db.backend.dialect, top, unit)
         df = db.backend.fetch_df(q)
         frames.append(df)
         kept = ~df["suppressed"].astype(bool)
@@ -285,7 +309,7 @@ def check_table(
             (EntropyLDiversity(1), "l_div", "min"),
             (L1Closeness(1), "t_clo", "max"),
         ):
-            df = db.backend.fetch_df(model_values_query(extra, source, qis, sensitive))
+            df = db.backend.fetch_df(model_values_query(extra, source, qis, sensitive, unit=unit))
             v = df.loc[~df["suppressed"].astype(bool), "value"].astype(float)
             if len(v):
                 risk[key] = float(getattr(v, agg)())
@@ -296,6 +320,7 @@ def check_table(
         all(r.holds for r in reports),
         reports,
         risk,
+        unit=unit,
     )
 
 

@@ -68,9 +68,11 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "missing": ("missing", "str"),
     "memory_budget": ("memory_budget", "size"),
     "label": ("label", "str"),
+    "unit": ("unit", "str"),
     "mdav_block": ("mdav_block", "int"),
     "cluster": ("cluster", "bool"),
     "controllers": ("controllers", "int"),
+    "mondrian_stop": ("mondrian_stop", "str"),
     "seed": ("seed", "int"),
     "rho": ("rho", "int"),
     "recoding": ("recoding_mode", "str"),
@@ -280,6 +282,9 @@ def check_goal(
 
     if combined:  # how options combine; an option checked alone is not judged so
         check_partition_options(spec, prefix)
+        from anonsql.data.units import check_unit_options
+
+        check_unit_options(spec, prefix, spell)
     block = getattr(spec, "mdav_block", None)  # seed 001's MDAV: blocks of distinct tuples
     if block is not None:
         if isinstance(block, bool) or not isinstance(block, int) or block < 2:

@@ -110,6 +110,12 @@ def test_mdav_known_example():
     assert groups.tolist() == [1, 1, 0, 0]
 
 
+def _canonical(groups: np.ndarray) -> list[int]:
+    """Group numbers renumbered by their first record: the partition, whatever the labels."""
+    first: dict[int, int] = {}
+    return [first.setdefault(int(g), len(first)) for g in groups]
+
+
 def _reference_mdav(z: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
     """Independent plain MDAV over weighted points (Domingo-Ferrer and Torra's loop, every
     step recomputed from the live points; ties to the lower index)."""
@@ -168,7 +174,9 @@ def test_vectorized_mdav_equals_the_plain_loop(n, m, k, seed):
     rng = np.random.default_rng(seed)
     z, counts = rng.normal(size=(n, m)), rng.integers(1, 4, size=n)
     k = min(k, int(counts.sum()))
-    assert mdav(z, counts, k).tolist() == _reference_mdav(z, counts, k).tolist()
+    # the same groups; their numbers may differ where the last two groups are formed in the
+    # other order (seed 1315304563: two single tuples of 2+ records each, numbered 44/45)
+    assert _canonical(mdav(z, counts, k)) == _canonical(_reference_mdav(z, counts, k))
 
 
 def test_mdav_golden_unchanged():

@@ -9,8 +9,10 @@ import time
 from typing import TYPE_CHECKING
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.backend.sql_templates import drop
 from anonsql.data.engine_classes import is_in_engine, load_histogram, parse_size
 from anonsql.data.partition import Partition
+from anonsql.data.units import UNITS, units_relation
 from anonsql.errors import InputError
 from anonsql.metrics.quality import quality_model
 from anonsql.metrics.risk import risk_measures
@@ -62,18 +64,36 @@ class _Lattice(Algorithm):
         models = build_models(spec, ctx.sensitive_key)
         quality = quality_model(metric, spec.gs_factor)
         sens_h = sensitive_hierarchy(ctx, models)
+        units = None
+        source = ctx.source
+        if spec.unit is not None:
+            # one row per unit (README "Privacy units"): the search counts units as rows
+            units = units_relation(ctx.db, ctx.source, spec.qis, spec.sensitive, spec.unit)
+            source = UNITS
+            ctx.after.callback(ctx.db.backend.execute, drop("table", UNITS))
+            if units.null_rows and spec.missing != "suppress":
+                raise InputError(
+                    f"{units.null_rows} row(s) of {ctx.source!r} have no unit ({spec.unit} is "
+                    f"NULL); give missing='suppress' (--missing suppress) to suppress them, "
+                    f"each counted as one unit against the suppression limit, or fill the unit"
+                )
         # in memory when it fits the budget, else kept in the engine (anonsql.data.engine_classes)
         hist = load_histogram(
             ctx.db,
-            ctx.source,
+            source,
             spec.qis,
             ctx.keys,
             spec.sensitive,
             spec.missing,
             None if spec.memory_budget is None else parse_size(spec.memory_budget),
         )
+        if units is not None and units.null_rows:
+            hist.missing_rows += units.null_rows  # suppressed at every read by the guard
         try:
-            return self._run(ctx, hist, search, models, quality, metric, sens_h)
+            outcome = self._run(ctx, hist, search, models, quality, metric, sens_h)
+            if units is not None:
+                outcome.measures.update(units.figures(spec.unit))
+            return outcome
         finally:
             if is_in_engine(hist):
                 # DuckDB's limit stays held while the output is written: written under the

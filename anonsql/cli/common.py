@@ -181,6 +181,12 @@ def role_options(fn: Callable) -> Callable:
             "e-mail, phone, ... values) published anyway, kept raw or as quasi-identifiers.",
         ),
         click.option(
+            "--unit",
+            help="The privacy unit: a column naming the person (or household, customer) each "
+            "row belongs to. k, the suppression limit and the risk figures then count distinct "
+            "units, not rows; the column is not released.",
+        ),
+        click.option(
             "--key-file",
             type=click.Path(dir_okay=False),
             help="File holding the masking key of pseudonym, token and fake (default: the "
@@ -199,7 +205,15 @@ def role_options(fn: Callable) -> Callable:
 
 
 #: the parameters :func:`role_options` adds to a command
-ROLE_PARAMS = ("keep", "mask_pairs", "identifiers", "allow_identifying", "key_file", "fake_locale")
+ROLE_PARAMS = (
+    "keep",
+    "mask_pairs",
+    "identifiers",
+    "allow_identifying",
+    "unit",
+    "key_file",
+    "fake_locale",
+)
 
 
 def role_values(
@@ -207,6 +221,7 @@ def role_values(
     mask_pairs: tuple[str, ...],
     identifiers: str | None,
     allow_identifying: str | None,
+    unit: str | None,
     key_file: str | None,
     fake_locale: str,
 ) -> dict[str, Any]:
@@ -226,6 +241,7 @@ def role_values(
         "masks": masks,
         "identifiers": split_list(identifiers) or None,
         "allow_identifying": split_list(allow_identifying) or None,
+        "unit": unit,
         "key_file": key_file,
         "fake_locale": fake_locale,
     }
@@ -542,8 +558,14 @@ def _print_result(r) -> None:
     else:
         click.echo(f"multidimensional recoding ({r.algorithm}, {r.checked} class merges)")
     m = r.measures
+    what = "rows"
+    if m.get("unit"):  # README "Privacy units": the counts below are of units
+        what = "units"
+        click.echo(
+            f"counted in units of {m['unit']}: {m['units']} units in {m['source_rows']} rows"
+        )
     click.echo(
-        f"classes {m['classes']}, suppressed rows {m['suppressed_rows']} "
+        f"classes {m['classes']}, suppressed {what} {m['suppressed_rows']} "
         f"({m['suppressed_share']:.2%}), smallest class {m['min_class_size']}"
     )
     click.echo(
@@ -630,7 +652,13 @@ def _print_evaluation(ev, as_json: bool, roles: dict[str, str] | None = None) ->
             body["roles"] = roles
         echo_json("evaluation", body)
         return
-    click.echo(f"rows {ev.rows}, classes {ev.classes}, suppressed rows {ev.suppressed_rows}")
+    if ev.unit:  # every count is of the privacy unit's distinct values
+        click.echo(
+            f"units ({ev.unit}) {ev.rows}, classes {ev.classes}, suppressed units "
+            f"{ev.suppressed_rows}"
+        )
+    else:
+        click.echo(f"rows {ev.rows}, classes {ev.classes}, suppressed rows {ev.suppressed_rows}")
     if roles:
         click.echo("columns: " + ", ".join(f"{c} ({r})" for c, r in roles.items()))
     for m in ev.models:

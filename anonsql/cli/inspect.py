@@ -39,10 +39,17 @@ MODEL_FAILS = 3
     help="With --levels: share of records that may be suppressed.",
 )
 @click.option("--hierarchy", "hierarchy_pairs", multiple=True, help="QI=NAME (with --levels).")
+@click.option(
+    "--unit",
+    help="Count distinct values of this column (the privacy unit: a person, a household), "
+    "not rows: class sizes, l-diversity's values, the distributions and the risk figures.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @db_option
 @friendly
-def check(table, qi, sa, levels, suppression, hierarchy_pairs, as_json, db_path, **goal) -> None:
+def check(
+    table, qi, sa, levels, suppression, hierarchy_pairs, unit, as_json, db_path, **goal
+) -> None:
     """Check privacy models on TABLE's classes and print risk figures. With
     --population-size or --sampling-fraction the population-uniqueness estimates (Pitman,
     Zayatz, SNB, Dankar) are reported too.
@@ -95,9 +102,12 @@ def check(table, qi, sa, levels, suppression, hierarchy_pairs, as_json, db_path,
             population,
             goal["sa_hierarchy"],
             **estimate,
+            unit=unit,
         )
     else:
-        ev = check_table(db, table, spec.qis, models, sa, goal["sa_hierarchy"], **estimate)
+        ev = check_table(
+            db, table, spec.qis, models, sa, goal["sa_hierarchy"], **estimate, unit=unit
+        )
     from anonsql.masking.roles import table_roles
 
     _print_evaluation(ev, as_json, table_roles(db, table, spec.qis, sa))

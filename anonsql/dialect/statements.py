@@ -37,6 +37,7 @@ COLUMN_PARAMETERS = (
     "is_sensitive",
     "is_identifier",
     "is_insensitive",
+    "is_unit",
     "mask",
     "hierarchy",
 )
@@ -182,6 +183,10 @@ def _plan_view(st: AnonymizedCreate) -> Plan:
             identifiers.append(name)  # SAP HANA's direct identifiers: never released
         if params.get("is_insensitive"):
             keep.append(name)  # released as it is
+        if params.get("is_unit"):
+            if "unit" in values:
+                raise InputError(f"{head}: more than one column is the privacy unit")
+            values["unit"] = name  # the privacy unit: counted, never released
         if params.get("is_quasi_identifier"):
             qis.append(name)
             if "hierarchy" in params:
@@ -228,7 +233,7 @@ def _column(col: AnonymizationColumn, head: str) -> tuple[str, dict[str, Any]]:
             f"{where}: unknown parameter(s) {', '.join(map(repr, unknown))}; use "
             f"{', '.join(COLUMN_PARAMETERS)}"
         )
-    flags = ("is_quasi_identifier", "is_sensitive", "is_identifier", "is_insensitive")
+    flags = ("is_quasi_identifier", "is_sensitive", "is_identifier", "is_insensitive", "is_unit")
     for flag in flags:
         if flag in params and not isinstance(params[flag], bool):
             raise InputError(f"{where}: {flag!r} must be true or false, not {params[flag]!r}")
@@ -245,8 +250,8 @@ def _column(col: AnonymizationColumn, head: str) -> tuple[str, dict[str, Any]]:
     )
     if roles > 1:
         raise InputError(
-            f"{where}: a column is one of a quasi-identifier, sensitive, insensitive (kept) "
-            f"or a direct identifier (masked)"
+            f"{where}: a column is one of a quasi-identifier, sensitive, insensitive (kept), "
+            f"a direct identifier (masked) or the privacy unit"
         )
     if "hierarchy" in params and not isinstance(params["hierarchy"], str | dict):
         raise InputError(f"{where}: 'hierarchy' is a catalog name or a definition object")

@@ -115,6 +115,10 @@ def resolve_roles(db, source: str, spec: Any, columns: list[str]) -> Roles:
             f"nor a quasi-identifier; it only lets such a column be published"
         )
     dropped = [c for c, m in masks.items() if m.method == "drop"]
+    unit = getattr(spec, "unit", None)
+    if unit is not None:
+        _check_unit(backend, source, spec, unit, keep, masks)
+        dropped = [*dropped, unit] if unit not in dropped else dropped
     out = [c for c in columns if c not in dropped]
     roleless = [c for c in out if c not in role]
     if roleless:
@@ -151,6 +155,37 @@ def resolve_roles(db, source: str, spec: Any, columns: list[str]) -> Roles:
         masks={c: m for c, m in masks.items() if c in out},
         dropped=[c for c in dropped if c in columns],
     )
+
+
+#: masks that keep a person's rows linkable: equal values give equal outputs
+LINKING_MASKS = ("pseudonym", "token", "fake", "partial", "email-domain")
+
+
+def _check_unit(backend, source: str, spec: Any, unit: str, keep: list[str], masks) -> None:
+    """The privacy unit is counted, never released: neither as it is nor under a mask that
+    keeps equal values equal. Such a column links a person's rows across classes, and an
+    adversary who links them can intersect the classes (README "Privacy units"); so with a
+    unit, identifiers are dropped or nulled, not pseudonymized."""
+    backend.require_columns(source, [unit])
+    taken = {q: "a quasi-identifier" for q in spec.qis}
+    if spec.sensitive:
+        for s in [spec.sensitive] if isinstance(spec.sensitive, str) else spec.sensitive:
+            taken[s] = "the sensitive attribute"
+    if getattr(spec, "label", None):
+        taken[spec.label] = "the label"
+    taken.update({k: "kept" for k in keep})
+    if unit in taken:
+        raise InputError(
+            f"the privacy unit {unit!r} is also {taken[unit]}: the unit is counted, never "
+            f"released (releasing it links a person's rows)"
+        )
+    linking = sorted(c for c, m in masks.items() if m.method in LINKING_MASKS)
+    if linking:
+        raise InputError(
+            f"with a privacy unit, {', '.join(map(repr, linking))} cannot be masked by "
+            f"{', '.join(sorted({masks[c].method for c in linking}))}: equal values stay equal "
+            f"and link a person's rows across classes; use drop or null"
+        )
 
 
 def run_roles(params: dict[str, Any], columns: list[str] | None = None) -> dict[str, str]:

@@ -404,7 +404,7 @@ def release_score(
     non-uniform entropy, seed 004's alterations) sum each record's cost with the suppressed
     records' costs of each model's definition above; the class models (AECS, DM, DM*) read
     the classes. Height has no meaning when records differ in their levels: None. Also each
-QI's own figure, for the models that have one (else None)."""
+    QI's own figure, for the models that have one (else None)."""
     model.prepare(hist)
     counts = hist.weights
     supp = ~released

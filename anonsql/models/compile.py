@@ -38,8 +38,15 @@ SENSITIVE_ORDER = (
 
 
 def class_ctes(
-    source: str, qis: list[str], sensitive: str | None, marker: str = SUPPRESSED
+    source: str,
+    qis: list[str],
+    sensitive: str | None,
+    marker: str = SUPPRESSED,
+    unit: str | None = None,
 ) -> list[tuple[str, exp.Expression]]:
+    """The four relations; with ``unit`` (README "Privacy units") every count is of distinct
+    units: a class's size is its units, a sensitive value counts once per unit holding it,
+    and a row without a unit counts for no one."""
     order = exp.Order(expressions=[exp.Ordered(this=column(q)) for q in qis])
     class_id = exp.Window(this=exp.Anonymous(this="DENSE_RANK"), order=order)
     supp = exp.and_(*[exp.cast(column(q), "VARCHAR").eq(exp.convert(marker)) for q in qis])
@@ -49,22 +56,27 @@ def class_ctes(
         exp.alias_(exp.func("COALESCE", s, exp.convert("NULL")) if sensitive else s, "s"),
         exp.alias_(exp.func("COALESCE", supp, exp.false()), "suppressed"),
     ).from_(table(source))
+    count, rows = "COUNT(*)", "COUNT(*)"
+    with_value = f"SUM(CASE WHEN b.s <> '{NULL_SENSITIVE}' THEN 1 ELSE 0 END)"
+    if unit is not None:
+        base = base.select(exp.alias_(exp.cast(column(unit), "VARCHAR"), "u"))
+        count, rows = "COUNT(DISTINCT b.u)", "COUNT(DISTINCT y.u)"
+        with_value = f"COUNT(DISTINCT CASE WHEN b.s <> '{NULL_SENSITIVE}' THEN b.u END)"
     order = SENSITIVE_ORDER.format(s="b.s")
     null = f"'{NULL_SENSITIVE}'"  # a constant of this module, not user input
     ctes = sqlglot.parse_one(
         f"""
         WITH classes AS (
-          SELECT b.class_id, CAST(COUNT(*) AS DOUBLE) AS size,
+          SELECT b.class_id, CAST({count} AS DOUBLE) AS size,
                  MIN(CASE WHEN b.suppressed THEN 1 ELSE 0 END) = 1 AS suppressed,
-                 NULLIF(CAST(SUM(CASE WHEN b.s <> {null} THEN 1 ELSE 0 END) AS DOUBLE), 0)
-                   AS vals
+                 NULLIF(CAST({with_value} AS DOUBLE), 0) AS vals
           FROM base AS b GROUP BY b.class_id
         ), class_sensitive AS (
-          SELECT b.class_id, b.s, CAST(COUNT(*) AS DOUBLE) AS c
+          SELECT b.class_id, b.s, CAST({count} AS DOUBLE) AS c
           FROM base AS b WHERE b.s <> {null} GROUP BY b.class_id, b.s
         ), overall AS (
           SELECT b.s,
-                 CAST(COUNT(*) AS DOUBLE) / (SELECT COUNT(*) FROM base AS y WHERE y.s <> {null})
+                 CAST({count} AS DOUBLE) / (SELECT {rows} FROM base AS y WHERE y.s <> {null})
                    AS q,
                  ROW_NUMBER() OVER (ORDER BY {order}) AS rnk
           FROM base AS b WHERE b.s <> {null} GROUP BY b.s
@@ -82,8 +94,10 @@ def model_values_query(
     sensitive: str | None,
     dialect: str = "duckdb",
     top_level: int | None = None,
+    unit: str | None = None,
 ) -> exp.Select:
-    """``class_id, size, suppressed, value, ok`` for every class of ``source``."""
+    """``class_id, size, suppressed, value, ok`` for every class of ``source`` (sizes and
+    counts in distinct ``unit`` values when given)."""
     name, params = model.sql_template()
     if "top" in params and params["top"] is None:
         params = {**params, "top": top_level}
@@ -107,6 +121,6 @@ def model_values_query(
             join_type="left",
         )
     )
-    for alias, cte in class_ctes(source, qis, sensitive):
+    for alias, cte in class_ctes(source, qis, sensitive, unit=unit):
         query = query.with_(alias, as_=cte)
     return query

@@ -75,6 +75,9 @@ class Guard:
     sensitive_top: int | None = None
     #: the population table of k-map and delta-presence (grouped by the same mapping)
     population: str | None = None
+    #: the privacy unit (README "Privacy units"): classes count its distinct values, and a
+    #: row without one is suppressed
+    unit: str | None = None
     k_only: bool = field(init=False)
 
     def __post_init__(self) -> None:
@@ -325,6 +328,10 @@ def guarded_query(
             else exp.func("COALESCE", _raw(guard.sensitive), exp.convert("NULL"))
         )
         keys.append(exp.alias_(s, "s"))
+    unit = guard.unit
+    if unit is not None:
+        # one group per (class, unit): a class's size is its number of groups' distinct units
+        keys.append(exp.alias_(_raw(unit), "u"))
     # ``known`` (1: the mapping knows every QI value of the group) is an aggregate, not a test
     # of the grouping keys, so that no engine pushes it below the GROUP BY: a NOT NULL test of
     # the node ids would turn the mapping's LEFT JOINs into inner joins, whose multiplied
@@ -352,11 +359,15 @@ def guarded_query(
             copy=False,
         )
         known.append(_c("label", sl).is_(exp.null()).not_())
+    if unit is not None:
+        known.append(_c("u", "g").is_(exp.null()).not_())  # a row without a unit: no class
     mapped = mapped.select(
         *[exp.alias_(nd, n) for nd, n in zip(g_nodes, n_cols, strict=True)], copy=False
     )
     if not simple:
         mapped = mapped.select(_c("s", "g"), copy=False)
+    if unit is not None:
+        mapped = mapped.select(_c("u", "g"), copy=False)
     mapped = mapped.select(_c("n", "g"), copy=False).where(exp.and_(*known), copy=False)
     mapped_name = f"{PREFIX}known"
 
@@ -373,7 +384,7 @@ def guarded_query(
     if simple:
         # k-anonymity alone needs class sizes only
         k = min(int(getattr(mdl, "k", 0)) for mdl in guard.models)
-        size = exp.Sum(this=_c("n"))
+        size = exp.Sum(this=_c("n")) if unit is None else _distinct_units()
         ok = (
             exp.select(*node_keys, exp.alias_(exp.GTE(this=size, expression=exp.convert(k)), "ok"))
             .from_(table(mapped_name))
@@ -384,19 +395,37 @@ def guarded_query(
         ctes.append((ok_name, ok))
     else:
         cs, ck = f"{PREFIX}cs", f"{PREFIX}ck"
+        # per class and sensitive value: its rows, or with a unit the distinct units holding
+        # the value (a value counts once per unit)
+        count = exp.Sum(this=_c("n")) if unit is None else _distinct_units()
         ctes.append(
             (
                 cs,
-                exp.select(*node_keys, _c("s"), exp.alias_(exp.Sum(this=_c("n")), "c"))
+                exp.select(*node_keys, _c("s"), exp.alias_(count, "c"))
                 .from_(table(mapped_name))
                 .group_by(*node_keys, _c("s")),
             )
         )
         order = exp.Order(expressions=[exp.Ordered(this=_c(n)) for n in n_cols])
+        row_number = exp.Window(this=exp.Anonymous(this="ROW_NUMBER"), order=order)
+        if unit is not None:
+            # a unit counts once in its class, whatever its rows and values
+            ck_query = (
+                exp.select(
+                    *node_keys,
+                    exp.alias_(row_number, "class_id"),
+                    exp.alias_(_distinct_units(), "size"),
+                    exp.alias_(_distinct_units(only_values=True), "vals"),
+                )
+                .from_(table(mapped_name))
+                .group_by(*node_keys)
+            )
         ctes.append(
             (
                 ck,
-                exp.select(
+                ck_query
+                if unit is not None
+                else exp.select(
                     *node_keys,
                     exp.alias_(
                         exp.Window(this=exp.Anonymous(this="ROW_NUMBER"), order=order), "class_id"
@@ -436,6 +465,10 @@ def guarded_query(
             population = ", CAST(COALESCE(p.pn, 0) AS DOUBLE) AS population"
             on = " AND ".join(f"p.{n} = k.{n}" for n in n_cols)
             pop_join = f"LEFT JOIN {pop} AS p ON {on}"
+        # the table's distribution: rows per value, or units holding each value
+        share, whole = "SUM(x.n)", "SUM(y.n)"
+        if unit is not None:
+            share, whole = "COUNT(DISTINCT x.u)", "COUNT(DISTINCT y.u)"
         rel = sqlglot.parse_one(
             f"""
             WITH {PREFIX}classes AS (
@@ -447,8 +480,8 @@ def guarded_query(
               FROM {cs} AS x JOIN {ck} AS k ON {" AND ".join(f"x.{n} = k.{n}" for n in n_cols)}
               WHERE x.s <> {null}
             ), {PREFIX}overall AS (
-              SELECT x.s, CAST(SUM(x.n) AS DOUBLE) / (SELECT SUM(y.n) FROM {grouped_name} AS y
-                                                       WHERE y.s <> {null})
+              SELECT x.s, CAST({share} AS DOUBLE) / (SELECT {whole} FROM {grouped_name} AS y
+                                                     WHERE y.s <> {null})
                        AS q,
                      ROW_NUMBER() OVER (ORDER BY {order}) AS rnk
               FROM {grouped_name} AS x WHERE x.s <> {null} GROUP BY x.s
@@ -513,6 +546,9 @@ def guarded_query(
         suppressed = exp.not_(exp.func("COALESCE", _c("ok", "ok"), exp.false()))
     if unknown_sensitive is not None:
         suppressed = exp.or_(suppressed, unknown_sensitive)
+    if unit is not None:
+        # a row without a unit belongs to no class (counted for no one): never released
+        suppressed = exp.or_(suppressed, _raw(unit).is_(exp.null()))
     if drop_suppressed:
         q = q.where(exp.not_(suppressed.copy()), copy=False)
     if roots is not None:
@@ -582,3 +618,14 @@ def guarded_query(
 
 
 __all__ = ["SUPPRESSED_LABEL", "Guard", "check_source_name", "guarded_query"]
+
+
+def _distinct_units(only_values: bool = False) -> exp.Expression:
+    """COUNT(DISTINCT u): a class's units (with ``only_values``, those holding a sensitive
+    value: NULL is no value)."""
+    u: exp.Expression = _c("u")
+    if only_values:
+        u = exp.Case(
+            ifs=[exp.If(this=exp.NEQ(this=_c("s"), expression=exp.convert(NULL_SENSITIVE)), true=u)]
+        )
+    return exp.Count(this=exp.Distinct(expressions=[u]))

@@ -7,6 +7,7 @@ page with inline SVG charts (no scripts, no external files).
 from __future__ import annotations
 
 import html
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,11 @@ def build_report(
     if not output or not be.relation_kind(output):
         raise InputError(f"run {run_id}'s output {output!r} no longer exists")
     qis = list(params.get("qis") or levels)
-    sizes, suppressed = _class_sizes(be, output, qis)
+    if params.get("unit"):
+        # README "Privacy units": classes count units, which the output does not hold
+        sizes, suppressed = _unit_class_sizes(db, row, params, qis)
+    else:
+        sizes, suppressed = _class_sizes(be, output, qis)
     records = sum(s * c for s, c in sizes)
     report: dict[str, Any] = {
         "run_id": int(run_id),
@@ -184,9 +189,7 @@ def _sensitive(db, row, params: dict[str, Any], output: str, qis: list[str]) -> 
         .order_by(exp.column("n").desc(), exp.cast(column(sa), "VARCHAR"))
     )
     total = sum(int(n) for _, n in top) or 1
-    values = [
-        {"value": v, "records": int(n), "share": int(n) / total} for v, n in top[:TOP_VALUES]
-    ]
+    values = [{"value": v, "records": int(n), "share": int(n) / total} for v, n in top[:TOP_VALUES]]
     distinct = exp.alias_(exp.Count(this=exp.Distinct(expressions=[column(sa)])), "d")
     per_class = (
         exp.select(distinct).from_(table(output)).where(released).group_by(*map(column, qis))
@@ -203,6 +206,9 @@ def _sensitive(db, row, params: dict[str, Any], output: str, qis: list[str]) -> 
         "values": values,
         "distinct_per_class": [{"distinct": int(d), "classes": int(c)} for d, c in hist],
         "models": [],
+        # the output holds no unit (README "Privacy units"): these figures count its rows,
+        # where the run and its guard count units
+        "counted_in": "rows of the output" if params.get("unit") else "rows",
     }
     spec = spec_of_run({"parameters": params})
     models = [m for m in build_models(spec, params.get("sensitive_key")) if m.needs_sensitive]
@@ -250,7 +256,7 @@ def size_bins(sizes: list[dict[str, int]], most: int = 30) -> tuple[list[str], l
     lo, hi = sizes[0]["size"], sizes[-1]["size"]
     edges = np.unique(np.round(np.geomspace(lo, hi + 1, 21)).astype(np.int64))
     labels, counts = [], []
-    for a, b in zip(edges[:-1], edges[1:], strict=True):
+    for a, b in itertools.pairwise(edges):
         c = sum(s["classes"] for s in sizes if a <= s["size"] < b)
         labels.append(f"size {a}" if b == a + 1 else f"size {a}–{b - 1}")
         counts.append(c)
@@ -289,6 +295,42 @@ def _class_sizes(be, output: str, qis: list[str]) -> tuple[list[tuple[int, int]]
     sizes = [(int(s), int(c)) for supp, s, c in rows if not supp]
     suppressed = sum(int(s) * int(c) for supp, s, c in rows if supp)
     return sizes, suppressed
+
+
+def _unit_class_sizes(db, row, params, qis: list[str]) -> tuple[list[tuple[int, int]], int]:
+    """As :func:`_class_sizes`, in distinct units: the run's guarded query over the source,
+    read with the unit column (which the output never holds)."""
+    from anonsql.output.writer import run_query
+
+    run = {
+        "run_id": row["run_id"],
+        "parameters": params,
+        "levels": json.loads(row["levels"]) if row["levels"] else {},
+        "output": row["output"],
+        "source": row["source"],
+        "algorithm": row["algorithm"],
+    }
+    unit = params["unit"]
+    query, _ = run_query(db, run, flag=True, drop_suppressed=False, extra=[unit])
+    rows = exp.alias_(query.subquery(), "r", table=True)
+    units = exp.Count(this=exp.Distinct(expressions=[exp.cast(column(unit, "r"), "VARCHAR")]))
+    released = exp.not_(exp.column("__suppressed", "r"))
+    per_class = (
+        exp.select(exp.alias_(units, "size"))
+        .from_(rows)
+        .where(released)
+        .group_by(*[column(q, "r") for q in qis])
+    )
+    got = db.backend.fetchall(
+        exp.select("c.size", exp.Count(this=exp.Star()))
+        .from_(exp.alias_(per_class.subquery(), "c", table=True))
+        .group_by("c.size")
+        .order_by("c.size")
+    )
+    supp = db.backend.fetchall(
+        exp.select(units.copy()).from_(rows.copy()).where(exp.column("__suppressed", "r"))
+    )[0][0]
+    return [(int(s), int(c)) for s, c in got], int(supp or 0)
 
 
 def _risk(sizes: list[tuple[int, int]], records: int, suppressed: int) -> dict[str, Any]:
@@ -604,6 +646,11 @@ def _sensitive_html(r: dict[str, Any]) -> str:
     if not sens:
         return ""
     parts = [f"<h2>Sensitive attribute {_e(sens['attribute'])}</h2>"]
+    if sens.get("counted_in") == "rows of the output":
+        parts.append(
+            "<p>Counted in rows of the output, which holds no unit; the run and the "
+            "output's guard count units.</p>"
+        )
     vals = sens["values"]
     more = sens["distinct_values"] - len(vals)
     parts.append(

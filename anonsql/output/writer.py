@@ -38,11 +38,12 @@ if TYPE_CHECKING:
 def make_guard(db, spec: Any, models: list[PrivacyModel], sensitive_key: str | None) -> Guard:
     top = None
     population = population_table(models)
+    unit = getattr(spec, "unit", None)
     if any(isinstance(m, HierarchicalEMD) for m in models):
         top = db.hierarchies.load(sensitive_key).top_level
-        return Guard(models, spec.sensitive, sensitive_key, top, population)
+        return Guard(models, spec.sensitive, sensitive_key, top, population, unit)
     sensitive = spec.sensitive if any(m.needs_sensitive for m in models) else None
-    return Guard(models, sensitive, population=population)
+    return Guard(models, sensitive, population=population, unit=unit)
 
 
 def output_columns(spec: Any, columns: list[str]) -> list[str]:
@@ -197,6 +198,7 @@ def run_query(
     dialect: str | None = None,
     originals: bool = False,
     mask_digests: bool = False,
+    extra: list[str] | None = None,
 ) -> tuple[exp.Select, dict[str, Any]]:
     """The guarded query of a recorded run (as its view reads it), and what it was built
     from: ``qis``, ``columns``, ``keys`` (pinned), ``hierarchies`` (loaded). ``originals``:
@@ -226,6 +228,9 @@ def run_query(
             f"hierarchy-node encodings need a hierarchy for every QI"
         )
     columns = list(params.get("columns") or db.backend.columns(run["source"]))
+    # ``extra``: source columns read by anonsql itself (the report's unit counts), never a
+    # published relation's
+    columns += [c for c in extra or [] if c not in columns]
     from anonsql.masking.methods import parse_masks
 
     masks = {c: m for c, m in parse_masks(params.get("masks") or {}).items() if c in columns}

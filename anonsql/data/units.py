@@ -1,0 +1,183 @@
+"""Privacy units: many rows per person (README "Privacy units").
+
+With ``unit`` (a column naming the person, household or customer each row belongs to) every
+count a model or a limit uses counts distinct units, not rows: a class is k-anonymous when it
+holds k distinct units, the suppression limit is a share of the units, and the risk figures
+are per unit. This is k-anonymity as Sweeney states it ("k-anonymity: a model for
+protecting privacy", 2002: each released combination of quasi-identifier values matches at
+least k *individuals*), and the entity counting of Snowflake's privacy unit and Tumult
+Analytics' privacy IDs.
+
+What the search supports today: every unit's rows share one quasi-identifier tuple and one
+sensitive value (a person's birth year, sex and zip code on each of their visits). Then each
+unit falls into exactly one class at every generalization, so distinct units add up when
+classes merge, exactly as rows do: the lattice search runs unchanged on a histogram whose
+counts are distinct units, with every pruning rule proven for additive counts, and no unit is
+ever partly suppressed. A unit whose rows hold several quasi-identifier tuples or several
+sensitive values is refused with an error that names one, before anything is written. At
+every read the output's guard counts ``COUNT(DISTINCT unit)`` per class (it does not rely on
+that shape), so a unit that later moves or gains rows is still counted once per class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from anonsql.backend.sql_templates import column, table
+from anonsql.errors import InputError
+
+#: the algorithms that count units (the lattice searches over a unit histogram)
+UNIT_ALGORITHMS = ("flash", "exhaustive", "heuristic")
+#: the session-private relation of one row per unit that the search reads
+UNITS = "__anonsql_units"
+
+
+def unit_value(unit: str, alias: str | None = None) -> exp.Expression:
+    """The unit as text: units are compared by their text, as QI values are."""
+    return exp.cast(column(unit, alias), "VARCHAR")
+
+
+def check_unit_options(spec: Any, prefix: str, spell: Callable[[str], str] = repr) -> None:
+    """What ``unit`` combines with: the lattice searches with global recoding, and no model
+    that reads a population table (its rows are not units)."""
+    unit = getattr(spec, "unit", None)
+    if unit is None:
+        return
+    if not isinstance(unit, str) or not unit:
+        raise InputError(f"{prefix}{spell('unit')} is a column name")
+    algorithm = spec.algorithm or "flash"
+    if algorithm not in UNIT_ALGORITHMS or getattr(spec, "recoding_mode", "global") == "local":
+        raise InputError(
+            f"{prefix}{spell('unit')}: algorithm {algorithm!r}"
+            + (" with local recoding" if algorithm in UNIT_ALGORITHMS else "")
+            + f" counts rows, not units; the algorithms that count units are "
+            f'{", ".join(UNIT_ALGORITHMS)} (README "Privacy units")'
+        )
+    if getattr(spec, "population", None) is not None:
+        raise InputError(
+            f"{prefix}{spell('unit')}: k-map and delta-presence against a population table "
+            f"count its rows, not people; give the population's size instead "
+            f"({spell('population_size')}: the estimated k-map counts people)"
+        )
+
+
+@dataclass(frozen=True)
+class UnitShape:
+    """How a table's rows fall into units."""
+
+    rows: int
+    units: int
+    null_rows: int  # rows without a unit
+    varying: int  # units with more than one (QI tuple, sensitive value)
+    example: str | None  # one such unit
+
+    def figures(self, unit: str) -> dict[str, Any]:
+        """What the run's measures say about its units (its counts are units)."""
+        return {"unit": unit, "units": self.units, "source_rows": self.rows}
+
+
+def unit_shape(db, source: str, qis: list[str], sensitive: str | None, unit: str) -> UnitShape:
+    """How ``source``'s rows fall into units, from :data:`UNITS` (written first) and one light
+    scan of the source (its rows, and those without a unit)."""
+    be = db.backend
+    u = unit_value(unit)
+    null_row = exp.Case(
+        ifs=[exp.If(this=u.is_(exp.null()), true=exp.convert(1))], default=exp.convert(0)
+    )
+    rows, nulls = be.fetchall(
+        exp.select(
+            exp.Count(this=exp.Star()), exp.func("COALESCE", exp.Sum(this=null_row), exp.convert(0))
+        ).from_(table(source))
+    )[0]
+    key = unit_value(unit)
+    tuples, units = be.fetchall(
+        exp.select(
+            exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[key]))
+        ).from_(table(UNITS))
+    )[0]
+    example = None
+    if tuples > units:  # a unit on two rows of UNITS holds two tuples (or sensitive values)
+        example = be.fetchall(
+            exp.select(exp.Min(this=exp.column("u", "x"))).from_(
+                exp.alias_(
+                    exp.select(exp.alias_(key.copy(), "u"))
+                    .from_(table(UNITS))
+                    .group_by(key.copy())
+                    .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.convert(1)))
+                    .subquery(),
+                    "x",
+                    table=True,
+                )
+            )
+        )[0][0]
+        varying = be.fetchall(
+            exp.select(exp.Count(this=exp.Star())).from_(
+                exp.alias_(
+                    exp.select(key.copy())
+                    .from_(table(UNITS))
+                    .group_by(key.copy())
+                    .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.convert(1)))
+                    .subquery(),
+                    "y",
+                    table=True,
+                )
+            )
+        )[0][0]
+    else:
+        varying = 0
+    return UnitShape(int(rows), int(units), int(nulls or 0), int(varying), example)
+
+
+def require_one_tuple(shape: UnitShape, unit: str, sensitive: str | None) -> None:
+    """The search counts units exactly when each unit has one QI tuple (and sensitive value):
+    refuse the other tables, naming a unit, before anything is written."""
+    if shape.varying:
+        what = "quasi-identifier tuple" + (" or sensitive value" if sensitive else "")
+        raise InputError(
+            f"{shape.varying} of {shape.units} units ({unit} = {shape.example!r}, ...) hold "
+            f"more than one {what}; the search counts units when each unit's rows share one "
+            f'(README "Privacy units": quasi-identifiers that vary within a unit are not '
+            f"supported yet)"
+        )
+
+
+def units_relation(db, source: str, qis: list[str], sensitive: str | None, unit: str) -> UnitShape:
+    """Check the table's units and write :data:`UNITS`: one row per unit (its unit, QIs and
+    sensitive value), so that every count the search makes is a count of units."""
+    from anonsql.backend.sql_templates import drop
+    from anonsql.data.engine_classes import _temporary
+
+    db.backend.require_columns(source, [unit])
+    cols = [column(c) for c in [unit, *qis, *([sensitive] if sensitive else [])]]
+    rows = (
+        exp.select(*cols)
+        .distinct()
+        .from_(table(source))
+        .where(unit_value(unit).is_(exp.null()).not_())
+    )
+    # one pass over the source: its distinct (unit, QIs, sensitive value), which is one row
+    # per unit when every unit has one tuple, as the search needs (checked on it)
+    db.backend.execute(_temporary(UNITS, rows, db.backend.dialect))
+    try:
+        shape = unit_shape(db, source, qis, sensitive, unit)
+        require_one_tuple(shape, unit, sensitive)
+    except BaseException:
+        db.backend.execute(drop("table", UNITS))
+        raise
+    return shape
+
+
+__all__ = [
+    "UNITS",
+    "UNIT_ALGORITHMS",
+    "UnitShape",
+    "check_unit_options",
+    "require_one_tuple",
+    "unit_shape",
+    "unit_value",
+    "units_relation",
+]
