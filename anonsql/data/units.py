@@ -99,36 +99,19 @@ def unit_shape(db, source: str, qis: list[str], sensitive: str | None, unit: str
             exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[key]))
         ).from_(table(UNITS))
     )[0]
-    example = None
+    varying, example = 0, None
     if tuples > units:  # a unit on two rows of UNITS holds two tuples (or sensitive values)
-        example = be.fetchall(
-            exp.select(exp.Min(this=exp.column("u", "x"))).from_(
-                exp.alias_(
-                    exp.select(exp.alias_(key.copy(), "u"))
-                    .from_(table(UNITS))
-                    .group_by(key.copy())
-                    .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.convert(1)))
-                    .subquery(),
-                    "x",
-                    table=True,
-                )
+        several = (
+            exp.select(exp.alias_(key.copy(), "u"))
+            .from_(table(UNITS))
+            .group_by(key.copy())
+            .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.convert(1)))
+        )
+        varying, example = be.fetchall(
+            exp.select(exp.Count(this=exp.Star()), exp.Min(this=exp.column("u", "x"))).from_(
+                exp.alias_(several.subquery(), "x", table=True)
             )
-        )[0][0]
-        varying = be.fetchall(
-            exp.select(exp.Count(this=exp.Star())).from_(
-                exp.alias_(
-                    exp.select(key.copy())
-                    .from_(table(UNITS))
-                    .group_by(key.copy())
-                    .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.convert(1)))
-                    .subquery(),
-                    "y",
-                    table=True,
-                )
-            )
-        )[0][0]
-    else:
-        varying = 0
+        )[0]
     return UnitShape(int(rows), int(units), int(nulls or 0), int(varying), example)
 
 
