@@ -84,15 +84,11 @@ def unit_shape(db, source: str, qis: list[str], sensitive: str | None, unit: str
     """How ``source``'s rows fall into units, from :data:`UNITS` (written first) and one light
     scan of the source (its rows, and those without a unit)."""
     be = db.backend
-    u = unit_value(unit)
-    null_row = exp.Case(
-        ifs=[exp.If(this=u.is_(exp.null()), true=exp.convert(1))], default=exp.convert(0)
-    )
-    rows, nulls = be.fetchall(
-        exp.select(
-            exp.Count(this=exp.Star()), exp.func("COALESCE", exp.Sum(this=null_row), exp.convert(0))
-        ).from_(table(source))
+    # COUNT(*) - COUNT(unit): the rows without a unit, read from the column's validity alone
+    rows, with_unit = be.fetchall(
+        exp.select(exp.Count(this=exp.Star()), exp.Count(this=column(unit))).from_(table(source))
     )[0]
+    nulls = int(rows) - int(with_unit)
     key = unit_value(unit)
     tuples, units = be.fetchall(
         exp.select(
