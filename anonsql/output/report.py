@@ -631,13 +631,19 @@ def _release_html(r: dict[str, Any]) -> str:
     if sample.get("rows"):
         head = "".join(f"<th>{_e(c)}</th>" for c in sample["columns"])
         body = "".join(
-            "<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in sample["rows"]
+            "<tr>" + "".join(f"<td>{_e('NULL' if v is None else v)}</td>" for v in row) + "</tr>"
+            for row in sample["rows"]
         )
         parts.append(
             f"<h2>Released rows (the first {len(sample['rows'])} by their values)</h2>"
             f"<table><tr>{head}</tr>{body}</table>"
         )
     return "".join(parts)
+
+
+def _short(label: str, most: int = 24) -> str:
+    """A bar's label, cut to fit the chart's label column."""
+    return label if len(label) <= most else label[: most - 1] + "…"
 
 
 def _sensitive_html(r: dict[str, Any]) -> str:
@@ -655,7 +661,7 @@ def _sensitive_html(r: dict[str, Any]) -> str:
     more = sens["distinct_values"] - len(vals)
     parts.append(
         bar_chart(
-            [str(v["value"]) for v in vals],
+            [_short("NULL" if v["value"] is None else str(v["value"])) for v in vals],
             [v["share"] for v in vals],
             "Share of released records per value"
             + (f" ({len(vals)} most frequent of {sens['distinct_values']})" if more else ""),
