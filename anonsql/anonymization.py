@@ -195,12 +195,10 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     """Run ``spec.algorithm`` on ``source`` and, when ``spec.output`` is set, publish its
     recoding through the one output writer (a self-guarding view or a table snapshot)."""
     from anonsql.algorithms import algorithm
-    from anonsql.algorithms.base import RunContext
     from anonsql.masking.roles import resolve_roles
     from anonsql.masking.tokens import prepare_tokens
     from anonsql.options import check_goal
     from anonsql.output.guard import check_source_name
-    from anonsql.output.writer import publish
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -217,6 +215,31 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
         from anonsql.algorithms.rho_gain import LocalRecoding
 
         algo = LocalRecoding(spec.algorithm)
+    built: dict[str, str] = {}
+    new_names: list[str] = []
+    if not algo.hierarchies_optional:
+        # a QI without a hierarchy gets one built from its type and values (README
+        # "Automatic hierarchies"); a rejected run removes the names it added
+        from anonsql.hierarchy.auto import ensure_hierarchies
+
+        new_names = [
+            q for q in spec.qis if q not in spec.hierarchies and not db.hierarchies.exists(q)
+        ]
+    try:
+        if not algo.hierarchies_optional:
+            built = ensure_hierarchies(db, source, list(spec.qis), spec.hierarchies)
+        return _run(db, source, spec, algo, roles, tokens, built, progress, timings, t0)
+    except BaseException:
+        for q in new_names:
+            if db.hierarchies.exists(q):
+                db.hierarchies.drop(q)
+        raise
+
+
+def _run(db, source, spec, algo, roles, tokens, built, progress, timings, t0) -> Result:
+    from anonsql.algorithms.base import RunContext
+    from anonsql.output.writer import publish
+
     names = [
         None
         if algo.hierarchies_optional and q not in spec.hierarchies and not db.hierarchies.exists(q)
@@ -234,6 +257,8 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     ctx = RunContext(db, source, spec, keys, sensitive_key, progress, timings, t0)
     with ctx.after:
         outcome = algo.run(ctx)
+        if built:
+            outcome.measures["hierarchies_built"] = built
         unprotected = unprotected_sensitive(spec, outcome.models)
         if unprotected:
             outcome.measures.setdefault("warnings", []).append(unprotected)

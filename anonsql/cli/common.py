@@ -524,6 +524,8 @@ class _progress:
 
 
 def _print_result(r) -> None:
+    for q, how in (r.measures.get("hierarchies_built") or {}).items():
+        click.echo(f"hierarchy built for {q}: {how} (anonsql hierarchy export {q} FILE)")
     if r.levels:
         click.echo(
             f"transformation ({r.algorithm}, {r.checked} of {r.lattice_size} nodes checked):"

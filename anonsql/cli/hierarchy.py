@@ -167,6 +167,19 @@ def _values_for_builder(values, value_range, table, column) -> list[str] | list[
 @click.option("--start", type=float, help="Interval origin (default: smallest value).")
 @click.option("--bottom", type=float, help="Bottom coding: values below become '<BOTTOM'.")
 @click.option("--top", type=float, help="Top coding: values from TOP up become '>=TOP'.")
+@click.option(
+    "--auto",
+    is_flag=True,
+    help="Choose the builder from the column's type and values, as a run does for a QI "
+    'without hierarchy (needs --table; README "Automatic hierarchies").',
+)
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False),
+    help="Write the hierarchy to this file in ARX's format (leaf;level 1;...;*) instead of "
+    "storing it: a start to edit, then `hierarchy load`.",
+)
 @db_option
 @friendly
 def hierarchy_build(
@@ -182,17 +195,34 @@ def hierarchy_build(
     start,
     bottom,
     top,
+    auto,
+    out_file,
     db_path,
 ) -> None:
-    """Build hierarchy NAME with a builder and store it.
+    """Build hierarchy NAME with a builder and store it (or, with --out, write it to a file).
 
     \b
     Examples:
       anonsql hierarchy build age --intervals 5,10,20 --range 0:99
       anonsql hierarchy build zip --mask 1 --table census --column zip
+      anonsql hierarchy build income --auto --table census --out income.csv
     """
     from anonsql.errors import InputError
     from anonsql.hierarchy import builders
+
+    if auto:
+        if any(v is not None for v in (intervals, mask, dates, groups, values, value_range)):
+            raise InputError("--auto chooses the builder: leave out the builder's options")
+        if not table:
+            raise InputError("--auto reads the column's values: give --table (and --column)")
+        from anonsql.hierarchy.auto import build_auto
+
+        db = open_db(db_path, create=False)
+        built = build_auto(db, table, column or name)
+        built.hierarchy.name = name
+        _store_or_write(db, built.hierarchy, out_file)
+        click.echo(f"{name}: {built.how}")
+        return
 
     chosen = [
         k
@@ -224,8 +254,51 @@ def hierarchy_build(
         from anonsql.hierarchy.definitions import column_values
 
         vals = column_values(db, table, column)
-    h = db.hierarchies.save(builders.build(name, kind, vals, **opts))
+    _store_or_write(db, builders.build(name, kind, vals, **opts), out_file)
+
+
+def _store_or_write(db, h, out_file: str | None) -> None:
+    """Store ``h``, or write it in ARX's format to ``out_file`` (and store nothing)."""
+    if out_file:
+        from anonsql.output.files import write_text_atomic
+
+        write_text_atomic(out_file, arx_text(h))
+        click.echo(f"wrote {out_file} (not stored): {h.height} levels, {len(h.leaf_ids)} leaves")
+        return
+    db.hierarchies.save(h)
     click.echo(_describe(h))
+
+
+def arx_text(h) -> str:
+    """ARX's hierarchy format: one leaf-to-root path per line, ';'-separated (quoted where a
+    label holds ';', a quote or a line break), read back by `hierarchy load`."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, delimiter=";", lineterminator="\n")
+    writer.writerows(h.to_rows())
+    return buf.getvalue()
+
+
+@hierarchy.command("export")
+@click.argument("name")
+@click.argument("file", type=click.Path(dir_okay=False))
+@db_option
+@friendly
+def hierarchy_export(name: str, file: str, db_path: str) -> None:
+    """Write stored hierarchy NAME (an automatic one too) to FILE in ARX's format.
+
+    \b
+    Example:
+      anonsql hierarchy export zip zip.csv
+    """
+    from anonsql.output.files import write_text_atomic
+
+    db = open_db(db_path, create=False)
+    h = db.hierarchies.load(name)
+    write_text_atomic(file, arx_text(h))
+    click.echo(f"wrote {file}: {_describe(h)}")
 
 
 def _numbers(flag: str, text: str, kind: type) -> list[Any]:

@@ -557,6 +557,8 @@ def render_html(r: dict[str, Any]) -> str:
         rows.append(
             (f"journalist risk vs {j['population']} (max / avg)", _pair(j["max"], j["avg"]))
         )
+    for q, how in (m.get("hierarchies_built") or {}).items():
+        rows.append((f"hierarchy of {q} (built)", how))
     roles = r.get("roles") or {}
     if roles:
         rows.append(("columns (role)", ", ".join(f"{c}: {role}" for c, role in roles.items())))
