@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.algorithms.catalog import SEE
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
 from anonsql.greedy.gaa import GreedyModel, GreedyResult, _ldiv, _tclo, gaa
@@ -28,7 +29,9 @@ def greedy_model(spec) -> GreedyModel:
     if spec.k is None:
         raise InputError("GAA needs k (seed 004 anonymizes with k-anonymity, optionally with l/t)")
     if spec.suppression:
-        raise InputError("GAA merges classes instead of suppressing records: use suppression 0")
+        raise InputError(
+            f"GAA merges classes instead of suppressing records: use suppression 0 {SEE}"
+        )
     if spec.l is not None and spec.l_variant != "entropy-l":
         raise InputError("GAA uses entropy l-diversity (seed 004 Def. 10): l_variant entropy-l")
     if spec.t is not None and spec.t_variant != "l1":

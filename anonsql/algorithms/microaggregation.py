@@ -23,6 +23,7 @@ import numpy as np
 from sqlglot import exp
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.algorithms.catalog import SEE
 from anonsql.backend.sql_templates import column, table
 from anonsql.errors import InputError
 from anonsql.metrics.risk import risk_measures
@@ -55,7 +56,7 @@ def check_spec(spec: Any) -> int:
     if given:
         raise InputError(
             f"microaggregation ({spec.algorithm}) guarantees k-anonymity only; "
-            f"leave out {', '.join(given)} or use a generalization algorithm"
+            f"leave out {', '.join(given)} or use a generalization algorithm {SEE}"
         )
     if spec.metric not in (None, "sse"):
         raise InputError("microaggregation reports its information loss as metric 'sse'")

@@ -3,6 +3,7 @@ table or a run."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
@@ -449,3 +450,31 @@ def profile(table: str, columns: str | None, as_json: bool, db_path: str) -> Non
         echo_json("profile", prof.to_dict())
     else:
         click.echo(prof.text())
+
+
+@click.command("algorithms")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+def algorithms_cmd(as_json: bool) -> None:
+    """Every algorithm: what it does (method and paper), its recoding, its guarantee, the
+    privacy models and options it takes, whether it needs hierarchies, the engines.
+
+    \b
+    Example:
+      anonsql algorithms
+    """
+    from anonsql.algorithms.catalog import catalog
+
+    infos = catalog()
+    if as_json:
+        click.echo(json.dumps([i.to_dict() for i in infos], indent=2))
+        return
+    for i in infos:
+        click.echo(f"{i.name}: {i.summary}")
+        click.echo(f"  recoding: {i.recoding}")
+        click.echo(f"  guarantee: {i.guarantee}")
+        click.echo(f"  models: {', '.join(i.models)}")
+        click.echo(f"  own options: {', '.join(i.options)}")
+        limit = "a suppression limit" if i.suppression else "no suppression (0)"
+        units = "; counts privacy units (--unit)" if i.units else ""
+        click.echo(f"  takes {limit}; hierarchies {i.hierarchies}{units}")
+        click.echo(f"  engines: {', '.join(i.engines)}")

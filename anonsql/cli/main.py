@@ -38,6 +38,7 @@ for command in (
     hierarchy.hierarchy,
     inspect.check,
     inspect.profile,
+    inspect.algorithms_cmd,
     inspect.metrics,
     anonymize.anonymize,
     sql.sql_cmd,

@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from anonsql.algorithms.catalog import SEE
 from anonsql.backend.sql_templates import column, table
 from anonsql.errors import InputError
 
@@ -55,7 +56,7 @@ def check_unit_options(spec: Any, prefix: str, spell: Callable[[str], str] = rep
             f"{prefix}{spell('unit')}: algorithm {algorithm!r}"
             + (" with local recoding" if algorithm in UNIT_ALGORITHMS else "")
             + f" counts rows, not units; the algorithms that count units are "
-            f'{", ".join(UNIT_ALGORITHMS)} (README "Privacy units")'
+            f"{', '.join(UNIT_ALGORITHMS)} {SEE}"
         )
     if getattr(spec, "population", None) is not None:
         raise InputError(
