@@ -16,6 +16,10 @@ Protocol (seed 003 VI-A to VI-C; our choices where the paper is silent are marke
   ``--split rows``: the paper's split of the rows instead (a seeded permutation cut in equal
   parts, each anonymized alone, the union scored) - on Nursery, whose 288 QI cells hold 45
   rows each, per-tuple parts release the raw table for every k <= 45;
+* Mondrian's stop rule when the widest QI has no allowable cut: the product's default (try
+  the next widest QI), or ``--stop widest``, LeFevre et al.'s rule (the partition is final);
+  the paper does not say which it ran (section V: the process ends "when any further
+  partitioning" would break k or l);
 * classification: the released table (every attribute but the label, the sensitive one
   included* since it is released) encoded as in VI-B, an 80/20 stratified split* of it,
   the network 64-32-16 ReLU Adam (early stopping*), accuracy and macro F1 on the 20 %;
@@ -157,11 +161,20 @@ def score(
 
 
 def anonymize_once(
-    data, method, task, k, l_value, controllers, run, split: str = "tuples"
+    data,
+    method,
+    task,
+    k,
+    l_value,
+    controllers,
+    run,
+    split: str = "tuples",
+    stop: str = "next-widest",
 ) -> tuple[pd.DataFrame, dict]:
     """The released table of one setting. ``split="tuples"``: the product's ``controllers``
     option (parts drawn per distinct QI tuple); ``"rows"``: the paper's split of the rows
-    (a random permutation, seed ``run``, cut into equal parts), each part anonymized alone."""
+    (a random permutation, seed ``run``, cut into equal parts), each part anonymized alone.
+    ``stop``: Mondrian's stop rule (option ``mondrian_stop``)."""
     from anonsql.anonymization import Spec, anonymize
 
     if split == "rows" and controllers > 1:
@@ -170,7 +183,7 @@ def anonymize_once(
         for part in np.array_split(perm, controllers):
             part = np.sort(part)
             sub = dict(data, df=data["df"].iloc[part].reset_index(drop=True))
-            frame, info = anonymize_once(sub, method, task, k, l_value, 1, run)
+            frame, info = anonymize_once(sub, method, task, k, l_value, 1, run, stop=stop)
             frames.append(frame.set_axis(part))
             infos.append((len(part), info))
         total = {m: sum(i[m] for _, i in infos) for m in infos[0][1] if m != "ncp"}
@@ -198,6 +211,7 @@ def anonymize_once(
         algorithm="tada" if method == "tada" else "mondrian",
         controllers=controllers,
         seed=run,
+        mondrian_stop=stop,
         output="o",
         keep=[c for c in db.backend.columns("t") if c not in named],
         **extra,
@@ -234,6 +248,13 @@ def main() -> None:
         "row (the paper's)",
     )
     ap.add_argument(
+        "--stop",
+        choices=["next-widest", "widest"],
+        default="next-widest",
+        help="Mondrian's stop rule when the widest QI cannot be cut: try the next widest "
+        "(the product's default) or stop (LeFevre et al.'s rule)",
+    )
+    ap.add_argument(
         "--only-cached",
         action="store_true",
         help="report the cache's points only (partial grids merged), computing nothing new",
@@ -249,7 +270,8 @@ def main() -> None:
     log(
         f"subsampled rows: {sample or 'none (full tables)'}; network epochs <= {epochs}; "
         f"80/20 split; controllers 3 (9 for Bank clustering), parts drawn per "
-        f"{'row' if args.split == 'rows' else 'distinct QI tuple'}"
+        f"{'row' if args.split == 'rows' else 'distinct QI tuple'}; Mondrian's stop rule "
+        f"{args.stop}"
     )
     results = []
     for name in args.datasets.split(","):
@@ -303,23 +325,36 @@ def main() -> None:
             for l_value in ls:
                 for k in ks:
                     for method in ("anon", "tada"):
-                        vals = []
+                        vals, prior = [], []
                         for run in range(runs):
                             key = (name, task, method, k, l_value, controllers, run)
                             if args.split == "rows":
                                 key = (*key, "rows")
+                            prev = None
+                            if args.stop == "widest":  # earlier points: the default rule
+                                prev = cache.get(*key)  # the same point under the default
+                                key = (*key, "widest")
                             got = cache.get(*key)
                             if got is None and args.only_cached:
                                 continue
                             if got is None:
                                 frame, info = anonymize_once(
-                                    data, method, task, k, l_value, controllers, run, args.split
+                                    data,
+                                    method,
+                                    task,
+                                    k,
+                                    l_value,
+                                    controllers,
+                                    run,
+                                    args.split,
+                                    args.stop,
                                 )
                                 labels = raw[run].get("labels")
                                 info.update(score(frame, data, task, run, labels, epochs))
                                 cache.put(*key, info)
                                 got = info
                             vals.append(got)
+                            prior.append(prev)
                         if not vals:
                             continue
                         mean = {m: float(np.mean([v[m] for v in vals])) for m in vals[0]}
@@ -335,6 +370,13 @@ def main() -> None:
                             f"  [{name} {task} l={l_value} k={k} {method}: {seconds:.1f} s]",
                             file=sys.stderr,
                         )
+                        # the default rule's figures of the same runs (--stop widest)
+                        if args.stop == "widest" and all(prior):
+                            mean["next_widest"] = {
+                                m: float(np.mean([b[m] for b in prior]))
+                                for m in prior[0]
+                                if m != "seconds"
+                            }
                         results.append(
                             {
                                 "data": name,
@@ -344,6 +386,7 @@ def main() -> None:
                                 "method": method,
                                 "controllers": controllers,
                                 "split": args.split,
+                                "stop": args.stop,
                                 "runs": len(vals),
                                 **mean,
                             }
@@ -352,6 +395,8 @@ def main() -> None:
                 results.append({"data": name, "task": task, "method": "raw", **base})
     summary(results, log)
     claims(results, log)
+    if args.stop == "widest":
+        stop_rules(results, log)
     (RESULTS / f"{args.name}.json").write_text(json.dumps(results, indent=1))
     log.close()
     plots(results, args.name)
@@ -382,6 +427,38 @@ def summary(results: list[dict], log) -> None:
                 f"| {data} | {task} | {l_value} | {metric} | {mean_a:.4f} | {mean_t:.4f} | "
                 f"{wins} of {len(ks)} | {by['anon'][kmax]:.4f} | {by['tada'][kmax]:.4f} |"
             )
+
+
+def stop_rules(results: list[dict], log) -> None:
+    """``--stop widest`` against the default rule on the same points (data, task, method;
+    means over the (k, l) points both rules have, each point averaged over its runs):
+    classes, NCP, the task's two metrics, and at how many points widest released fewer
+    classes."""
+    log("\n## Mondrian's stop rule: widest (LeFevre) against next-widest (the default)")
+    log(
+        "| data | task | method | points | classes: next-widest | widest | fewer with widest "
+        "| NCP: next-widest | widest | metric | next-widest | widest | widest - next-widest |"
+    )
+    log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    pts = [r for r in results if r["method"] in ("anon", "tada") and "next_widest" in r]
+    for data, task, method in sorted({(r["data"], r["task"], r["method"]) for r in pts}):
+        rows = [r for r in pts if (r["data"], r["task"], r["method"]) == (data, task, method)]
+        base = [r["next_widest"] for r in rows]
+        fewer = sum(r["classes"] < b["classes"] for r, b in zip(rows, base, strict=True))
+        metrics = ("accuracy", "f1_macro") if task == "classification" else ("ari", "nmi")
+        for i, metric in enumerate(metrics):
+            w = float(np.mean([r[metric] for r in rows]))
+            n = float(np.mean([b[metric] for b in base]))
+            head = (
+                f"| {data} | {task} | {method} | {len(rows)} | "
+                f"{np.mean([b['classes'] for b in base]):.0f} | "
+                f"{np.mean([r['classes'] for r in rows]):.0f} | {fewer} of {len(rows)} | "
+                f"{np.mean([b['ncp'] for b in base]):.4f} | "
+                f"{np.mean([r['ncp'] for r in rows]):.4f}"
+                if i == 0
+                else "| | | | | | | | |"
+            )
+            log(f"{head} | {metric} | {n:.4f} | {w:.4f} | {w - n:+.4f} |")
 
 
 def _spearman(xs: list[float], ys: list[float]) -> float:
@@ -511,6 +588,8 @@ def plots(results: list[dict], stem: str) -> None:
                 ax.grid(True, lw=0.3)
         axes[0][0].legend(fontsize=7)
         split = ", parts per row" if rows[0].get("split") == "rows" else ""
+        if rows[0].get("stop") == "widest":
+            split += ", Mondrian stops at the widest QI (LeFevre)"
         fig.suptitle(f"seed 003, {data}{split}, {task}", fontsize=10)
         fig.tight_layout()
         save(fig, RESULTS / f"{stem}_{data}_{task}.png")

@@ -81,7 +81,9 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
             f"controllers ({spec.controllers}) must be at most the table's rows ({points.rows}): "
             f"each data controller anonymizes a share of them"
         )
-    result = partition(points, checker, mode, spec.controllers, spec.seed, spec.k)
+    result = partition(
+        points, checker, mode, spec.controllers, spec.seed, spec.k, stop=spec.mondrian_stop
+    )
     ctx.timings.update(result.timings)
     t0 = time.perf_counter()
     figures = measures(points, result, checker)
@@ -109,9 +111,13 @@ class MondrianAlgorithm(Algorithm):
 
 
 def check_partition_options(spec, prefix: str = "") -> None:
-    """Seed 003's options (label, cluster, controllers, seed) belong to the partitioning
-    algorithms; a whole number of controllers of at least one."""
+    """Seed 003's options (label, cluster, controllers, seed) and Mondrian's stop rule
+    (mondrian_stop) belong to the partitioning algorithms; a whole number of controllers of
+    at least one; a known stop rule."""
+    from anonsql.partition.mondrian import NEXT_WIDEST, check_stop
+
     algo = getattr(spec, "algorithm", None)
+    stop = getattr(spec, "mondrian_stop", NEXT_WIDEST)
     set_ = [
         name
         for name, on in (
@@ -119,6 +125,7 @@ def check_partition_options(spec, prefix: str = "") -> None:
             ("cluster", bool(getattr(spec, "cluster", False))),
             ("controllers", getattr(spec, "controllers", 1) != 1),
             ("seed", getattr(spec, "seed", 0) != 0),
+            ("mondrian_stop", stop != NEXT_WIDEST),
         )
         if on
     ]
@@ -146,6 +153,10 @@ def check_partition_options(spec, prefix: str = "") -> None:
     seed = getattr(spec, "seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InputError(f"{prefix}seed must be a whole number >= 0, not {seed!r}")
+    try:
+        check_stop(stop)
+    except InputError as e:
+        raise InputError(f"{prefix}{e}") from None
 
 
 __all__ = [

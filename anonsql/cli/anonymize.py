@@ -111,6 +111,14 @@ SOURCE_NEEDED = "so it holds no table to anonymize (check --db; nothing was crea
     "wLVQ2: seed of the maps and of the drawn examples.",
 )
 @click.option(
+    "--mondrian-stop",
+    type=click.Choice(["next-widest", "widest"]),
+    default="next-widest",
+    show_default=True,
+    help="mondrian/tada: when the widest QI cannot be cut, try the next widest (default) or "
+    "release the partition (widest: LeFevre et al.'s rule).",
+)
+@click.option(
     "--rho",
     type=int,
     default=None,
@@ -221,6 +229,7 @@ def anonymize(
     cluster,
     controllers,
     seed,
+    mondrian_stop,
     rho,
     recoding,
     local_gs_factor,
@@ -273,6 +282,7 @@ def anonymize(
         cluster=cluster,
         controllers=controllers,
         seed=seed,
+        mondrian_stop=mondrian_stop,
         rho=rho,
         recoding_mode=recoding,
         local_gs_factor=local_gs_factor,

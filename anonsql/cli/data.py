@@ -185,6 +185,13 @@ def _table_name(file: str) -> str:
     show_default=True,
     help="As for anonymize (flash, exhaustive, heuristic, greedy, ...).",
 )
+@click.option(
+    "--mondrian-stop",
+    type=click.Choice(["next-widest", "widest"]),
+    default="next-widest",
+    show_default=True,
+    help="As for anonymize (mondrian/tada: the stop rule; widest is LeFevre et al.'s).",
+)
 @role_options
 @click.option("--columns", help="Columns of the output, comma-separated (default: all the file's).")
 @click.option(
@@ -209,6 +216,7 @@ def anonymize_file(
     suppression,
     metric,
     algorithm,
+    mondrian_stop,
     columns,
     missing,
     drop_suppressed,
@@ -249,6 +257,7 @@ def anonymize_file(
         suppression=suppression,
         metric=metric,
         algorithm=algorithm,
+        mondrian_stop=mondrian_stop,
         output="anonymized",
         columns=split_list(columns) or None,
         **roles,

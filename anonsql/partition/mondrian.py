@@ -10,9 +10,13 @@ categorical QIs are cut at the weighted median (the smallest prefix of the sorte
 holding half the rows goes left; when that prefix is everything, the last value goes right):
 the two halves must each satisfy every model (an *allowable* cut). A QI with a hierarchy is
 split among the children of the partition's lowest common ancestor, every child satisfying
-the models. When the widest QI has no allowable cut, the next widest is tried (LeFevre's
-Algorithm 1 stops there; trying the others keeps partitions smaller). A partition with no
-allowable cut on any QI is released.
+the models. What happens when the widest QI has no allowable cut is the stop rule
+(``stop``): ``"next-widest"`` (the default) tries the next widest QI, and so on, and releases
+the partition only when no QI has an allowable cut; ``"widest"`` releases it at once
+(LeFevre's rule: the widest dimension is chosen, and the partition is final when it cannot
+be cut). A part's decision depends on its own rows only, and both rules take the same cut
+whenever the widest QI has one, so the ``"next-widest"`` partitions refine the ``"widest"``
+ones: each lies inside one of them, and there are at least as many.
 
 Splits are on QI values, so rows with equal QI tuples always stay in one partition (strict
 partitioning), which is what makes the release a function of the QI tuple.
@@ -24,8 +28,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from anonsql.errors import InputError
 from anonsql.partition.checker import Checker
 from anonsql.partition.points import HIERARCHY, NUMERIC, Points
+
+#: what Mondrian does when the widest QI has no allowable cut: try the next widest QI (the
+#: default), or release the partition (LeFevre et al.'s rule)
+NEXT_WIDEST = "next-widest"
+WIDEST = "widest"
+STOP_RULES = (NEXT_WIDEST, WIDEST)
+
+
+def check_stop(stop: object) -> str:
+    """``stop`` if it is one of :data:`STOP_RULES`, else a one-line error."""
+    if stop not in STOP_RULES:
+        raise InputError(
+            f"mondrian_stop is 'next-widest' (try the next widest QI; the default) or 'widest' "
+            f"(LeFevre's rule: stop when the widest QI cannot be cut), not {stop!r}"
+        )
+    return stop  # type: ignore[return-value]
 
 
 @dataclass
@@ -138,18 +159,27 @@ def _part(points: Points, rows: np.ndarray):
 
 
 def mondrian(
-    points: Points, checker: Checker, rows: np.ndarray | None = None, spans: Spans | None = None
+    points: Points,
+    checker: Checker,
+    rows: np.ndarray | None = None,
+    spans: Spans | None = None,
+    stop: str = NEXT_WIDEST,
 ) -> list[np.ndarray]:
     """Mondrian's partitions of ``rows`` (default: every row of ``points``), each an array of
     row indices (in the order of ``rows``), in the depth-first order of the cuts; ``spans``
-    normalizes the ranges (default: those of ``points``)."""
+    normalizes the ranges (default: those of ``points``); ``stop``: the stop rule (module
+    docstring)."""
     if rows is None:
         rows = np.arange(len(points.counts))
-    return mondrian_groups(points, checker, [rows], spans)
+    return mondrian_groups(points, checker, [rows], spans, stop)
 
 
 def mondrian_groups(
-    points: Points, checker: Checker, groups: list[np.ndarray], spans: Spans | None = None
+    points: Points,
+    checker: Checker,
+    groups: list[np.ndarray],
+    spans: Spans | None = None,
+    stop: str = NEXT_WIDEST,
 ) -> list[np.ndarray]:
     """:func:`mondrian` in every group, the groups' partitions one after the other.
 
@@ -162,6 +192,8 @@ def mondrian_groups(
     spans = spans or Spans.of(points)
     floor = 2 * checker.min_rows
     m = points.width
+    # the QIs tried per part, widest first: all of them, or the widest only
+    tries = m if check_stop(stop) == NEXT_WIDEST else min(m, 1)
     # the parts of the current depth: their rows back to back, the part of each, and the
     # path (group, then the child taken at each cut) that gives the depth-first order
     finals: list[tuple[tuple[int, ...], np.ndarray]] = []
@@ -211,7 +243,7 @@ def mondrian_groups(
         open_ = np.ones(n_parts, dtype=bool)  # no cut taken, widths left to try
         child = np.full(len(elem), -1, dtype=np.int64)
         cut = np.zeros(n_parts, dtype=bool)
-        for r in range(m):
+        for r in range(tries):
             jr = order[:, r]
             wr = widths[np.arange(n_parts), jr]
             open_ &= wr > 0  # the widest remaining range is 0: no cut left
@@ -330,10 +362,15 @@ def _median_sides(points, j, codes, rows, pid, n_parts) -> np.ndarray:
 
 
 def mondrian_part_by_part(
-    points: Points, checker: Checker, rows: np.ndarray | None = None, spans: Spans | None = None
+    points: Points,
+    checker: Checker,
+    rows: np.ndarray | None = None,
+    spans: Spans | None = None,
+    stop: str = NEXT_WIDEST,
 ) -> list[np.ndarray]:
     """The same partitions as :func:`mondrian`, one part at a time (the reference the tests
     hold the level-by-level version to)."""
+    check_stop(stop)
     if rows is None:
         rows = np.arange(len(points.counts))
     spans = spans or Spans.of(points)
@@ -356,19 +393,27 @@ def mondrian_part_by_part(
                 break
             parts = candidate_parts(points, part, int(j))
             if parts is None:
+                if stop == WIDEST:
+                    break
                 continue
             if checker.all_pass([_part(points, p) for p in parts]):
                 stack.extend(reversed(parts))
                 done = True
                 break
+            if stop == WIDEST:
+                break  # LeFevre's rule: the widest QI has no allowable cut, so stop
         if not done:
             out.append(part)
     return out
 
 
 __all__ = [
+    "NEXT_WIDEST",
+    "STOP_RULES",
+    "WIDEST",
     "Spans",
     "candidate_parts",
+    "check_stop",
     "median_cut",
     "mondrian",
     "mondrian_groups",

@@ -61,9 +61,11 @@ def partition(
     seed: int = 0,
     k: int = 1,
     cluster_options: dict | None = None,
+    stop: str = "next-widest",
 ) -> Partitioning:
     """``mode``: "mondrian" (one group per controller), "tree" (TA_DA classification) or
-    "cluster" (TA_DA clustering)."""
+    "cluster" (TA_DA clustering); ``stop``: Mondrian's stop rule ("next-widest" or
+    "widest", :mod:`anonsql.partition.mondrian`)."""
     from anonsql.partition.clusters import compliant_clustering
     from anonsql.partition.tree import compliant_tree
 
@@ -91,7 +93,7 @@ def partition(
             raise InputError(f"unknown partitioning mode {mode!r}")
     timings["grouping"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    parts = mondrian_groups(points, checker, groups, spans)
+    parts = mondrian_groups(points, checker, groups, spans, stop)
     timings["mondrian"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     recoding, row_class = release(points, parts)
