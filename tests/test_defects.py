@@ -425,18 +425,21 @@ def test_report_explains_level_zero_loss_and_charts_every_class_size(db):
     assert labels == [f"size {s['size']}" for s in sizes[:10]]
 
 
-@pytest.mark.parametrize("algorithm", ["greedy", "mdav", "rho-gain"])
+@pytest.mark.parametrize("algorithm", ["greedy", "mdav", "rho-gain", "mondrian"])
 def test_report_has_loss_per_qi_for_every_algorithm(db, algorithm):
     """27.18: every algorithm gives its metric per QI (GAA's alteration, MDAV's SSE/SST,
-    the passes' Loss), so the report charts it."""
+    the passes' Loss, Mondrian's NCP: the run's NCP is their mean), so the report charts
+    it."""
     from anonsql.demo.setup import setup_demo
     from anonsql.output.report import build_report
     from tests.helpers.roles import CENSUS, others
 
     setup_demo(db, rows=600)
     qis = ["age", "zip"] if algorithm != "mdav" else ["age"]
-    extra = {"greedy": {}, "mdav": {}, "rho-gain": {"rho": 1, "suppression": 0.1}}[algorithm]
+    extra = {"rho-gain": {"rho": 1, "suppression": 0.1}}.get(algorithm, {})
     spec = Spec(qis=qis, k=5, algorithm=algorithm, output="o", keep=others(CENSUS, *qis), **extra)
     r = anonymize(db, "census", spec)
     assert set(r.per_qi) == set(qis) and all(v >= 0 for v in r.per_qi.values())
     assert build_report(db, r.run_id)["loss_per_qi"] == r.per_qi
+    if algorithm == "mondrian":
+        assert r.score == pytest.approx(np.mean(list(r.per_qi.values())))

@@ -93,6 +93,7 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
         models=models,
         metric="ncp",
         score=figures["ncp"],
+        per_qi=dict(zip(spec.qis, figures.pop("ncp_per_qi"), strict=True)),
         measures=figures,
         checked=figures["partitions"],
         algorithm=algorithm,

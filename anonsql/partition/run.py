@@ -112,14 +112,16 @@ def measures(points: Points, result: Partitioning, checker: Checker) -> dict[str
     ok = checker.passes_grouped(cls, points.sens, points.counts)
     sizes = np.bincount(cls, points.counts)
     spans = Spans.of(points)
-    pen, total = 0.0, float(points.counts.sum())
+    total = float(points.counts.sum())
+    per_qi = np.zeros(points.width)  # each QI's penalty: its NCP is per_qi / total
     widths = widths_of(points, result.partitions).tolist()
     for rows, row_widths in zip(result.partitions, widths, strict=True):
         w = float(points.counts[rows].sum())
         for j in range(points.width):
             span = spans.widths[j]
             if span > 0:
-                pen += w * row_widths[j] / span
+                per_qi[j] += w * row_widths[j] / span
+    pen = float(per_qi.sum())
     failing = int(sizes[~ok].sum())
     from anonsql.metrics.risk import risk_measures
 
@@ -134,6 +136,8 @@ def measures(points: Points, result: Partitioning, checker: Checker) -> dict[str
         "failing_rows": failing,
         "missing_rows": points.missing_rows,
         "ncp": pen / (total * points.width) if total else 0.0,
+        # NCP per QI (the report's per-QI loss): the run's NCP is their mean
+        "ncp_per_qi": [float(v / total) if total else 0.0 for v in per_qi],
         **risk,  # classes, min_class_size, ...: the classes the guard releases
     }
 
