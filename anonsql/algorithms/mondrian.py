@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.algorithms.catalog import SEE
 from anonsql.errors import InputError
 from anonsql.models.goal import build_models
 
@@ -25,7 +26,7 @@ def check_spec(spec, name: str) -> None:
     if spec.suppression:
         raise InputError(
             f"{name} partitions instead of suppressing records: use suppression 0 (rows with "
-            f"values missing from a hierarchy are still left out with missing='suppress')"
+            f"values missing from a hierarchy are still left out with missing='suppress') {SEE}"
         )
     if spec.metric not in (None, "ncp"):
         raise InputError(
@@ -135,7 +136,7 @@ def check_partition_options(spec, prefix: str = "") -> None:
     if set_ and algo not in ("mondrian", "tada"):
         raise InputError(
             f"{prefix}{', '.join(set_)}: option(s) of the partitioning algorithms "
-            f"('mondrian', 'tada'), not of {algo!r}"
+            f"('mondrian', 'tada'), not of {algo!r} {SEE}"
         )
     for name in ("label", "cluster"):
         if name in set_ and algo == "mondrian":
