@@ -44,6 +44,24 @@ class AlgorithmInfo:
 _LATTICE_OPTIONS = ("metric", "gs_factor", "solutions", "assume_monotone", "memory_budget")
 _MICRO = ("k-anonymity",)
 
+
+def _micro(name: str, summary: str, every_group_k: bool) -> AlgorithmInfo:
+    """A microaggregation method built on the same release (groups' means of numeric QIs)."""
+    return AlgorithmInfo(
+        name,
+        summary,
+        "microaggregation of numeric QIs",
+        "every group holds at least k records"
+        if every_group_k
+        else "groups below k are suppressed within the limit",
+        _MICRO,
+        ("label (wLVQ2)", "seed"),
+        True,
+        "none (numeric QIs)",
+        False,
+    )
+
+
 CATALOG: dict[str, AlgorithmInfo] = {
     i.name: i
     for i in (
@@ -144,37 +162,13 @@ CATALOG: dict[str, AlgorithmInfo] = {
             "none (numeric QIs)",
             False,
         ),
-        AlgorithmInfo(
-            "ktca",
-            "k-TCA: microaggregation by a self-organizing map (seed 001)",
-            "microaggregation of numeric QIs",
-            "groups below k are suppressed within the limit",
-            _MICRO,
-            ("label (wLVQ2)", "seed"),
-            True,
-            "none (numeric QIs)",
-            False,
+        _micro("ktca", "k-TCA: microaggregation by a self-organizing map (seed 001)", False),
+        _micro(
+            "ctca", "C-TCA: k-TCA with its small groups merged into their nearest (seed 001)", True
         ),
-        AlgorithmInfo(
-            "ctca",
-            "C-TCA: k-TCA with its small groups merged into their nearest (seed 001)",
-            "microaggregation of numeric QIs",
-            "every group holds at least k records",
-            _MICRO,
-            ("label (wLVQ2)", "seed"),
-            True,
-            "none (numeric QIs)",
-            False,
-        ),
-        AlgorithmInfo(
+        _micro(
             "kde",
             "attribute-oriented microaggregation by kernel density estimation (seed 001)",
-            "microaggregation of numeric QIs",
-            "groups below k are suppressed within the limit",
-            _MICRO,
-            ("label (wLVQ2)", "seed"),
-            True,
-            "none (numeric QIs)",
             False,
         ),
     )
