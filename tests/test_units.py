@@ -220,7 +220,8 @@ def test_every_surface_takes_the_unit(tmp_path):
     assert json.loads(r.output)["measures"]["units"] == 7
     stmt = (
         "CREATE VIEW by_sql AS SELECT * FROM visits WITH ANONYMIZATION (ALGORITHM 'K-ANONYMITY' "
-        'PARAMETERS \'{"k": 3, "allow_identifying": ["visit"]}\' COLUMN zip PARAMETERS \'{"is_quasi_identifier": true}\' '
+        'PARAMETERS \'{"k": 3, "allow_identifying": ["visit"]}\' '
+        "COLUMN zip PARAMETERS '{\"is_quasi_identifier\": true}' "
         "COLUMN pid PARAMETERS '{\"is_unit\": true}' "
         "COLUMN visit PARAMETERS '{\"is_insensitive\": true}')"
     )

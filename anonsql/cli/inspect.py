@@ -28,7 +28,7 @@ MODEL_FAILS = 3
 @click.command()
 @click.argument("table")
 @click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
-@click.option("--sa", help="Sensitive attribute.")
+@click.option("--sa", help="Sensitive attribute(s), comma-separated.")
 @model_options
 @click.option("--levels", help="Check a transformation of TABLE instead: QI=LEVEL,...")
 @click.option(
