@@ -110,7 +110,7 @@ def check(
         )
     from anonsql.masking.roles import table_roles
 
-    _print_evaluation(ev, as_json, table_roles(db, table, spec.qis, sa))
+    _print_evaluation(ev, as_json, table_roles(db, table, spec.qis, spec.sensitive))
     if not all(m.holds for m in ev.models) or (levels and not ev.anonymous):
         sys.exit(MODEL_FAILS)
 
