@@ -95,8 +95,10 @@ def _passing(gen: pd.DataFrame, qis: list[str], test) -> pd.Series:
     st.sampled_from(sorted(MODELS)),
     st.sampled_from([None, 2]),
     st.sampled_from([0.0, 0.3]),
+    st.sampled_from([None, 1]),
 )
-def test_search_and_guard_match_the_brute_force(case, s2, model, k, suppression):
+def test_search_and_guard_match_the_brute_force(case, s2, model, k, suppression, budget):
+    """``budget``: None, the histogram in memory; 1 byte, kept in the engine."""
     df, hs = case
     df = df.assign(s2=s2[: len(df)])
     qis = [c for c in df.columns if c.startswith("q")]
@@ -104,6 +106,7 @@ def test_search_and_guard_match_the_brute_force(case, s2, model, k, suppression)
     db = _db(df, hs)
     try:
         spec = _spec(qis, options, k=k, suppression=suppression, output="out")
+        spec.memory_budget = budget
         spec.drop_suppressed = True  # the view holds the released rows only
         try:
             run = anonymize(db, "src", spec)
