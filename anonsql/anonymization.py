@@ -26,7 +26,9 @@ class Spec:
     that is not the QI's own name."""
 
     qis: list[str]
-    sensitive: str | None = None
+    #: one sensitive attribute, or several (a list, or "a,b"): README "Several sensitive
+    #: attributes"; each model that reads one applies to each (ARX's semantics)
+    sensitive: str | list[str] | None = None
     k: int | None = None
     l: float | None = None  # noqa: E741
     l_variant: str = "distinct-l"
@@ -107,8 +109,67 @@ class Spec:
     # the engine (anonsql.data.engine_classes). None: a share of the machine's memory
     memory_budget: int | str | None = None
 
+    def __post_init__(self) -> None:
+        self.sensitive = normalize_sensitive(self.sensitive)
+
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+#: the algorithms that protect several sensitive attributes (the lattice searches)
+MULTI_SA_ALGORITHMS = ("flash", "exhaustive", "heuristic")
+
+
+def normalize_sensitive(value: Any, where: str = "sensitive") -> str | list[str] | None:
+    """One attribute as a str, several as a list of >= 2 names ("a,b" is split); a list of
+    one name is that name."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if "," not in value:
+            return value
+        value = value.split(",")
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{where} is a column name or a list of column names, not {value!r}")
+    names = [v.strip() for v in value]
+    if not names or not all(names):
+        raise InputError(f"{where}: an empty column name in {value!r}")
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(f"{where}: sensitive attribute(s) named twice: {', '.join(dupes)}")
+    return names[0] if len(names) == 1 else names
+
+
+def sensitive_columns(spec: Any) -> list[str]:
+    """Every sensitive attribute of ``spec`` (none, one or several)."""
+    s = spec if isinstance(spec, str | list | tuple) or spec is None else spec.sensitive
+    if s is None:
+        return []
+    return [s] if isinstance(s, str) else list(s)
+
+
+def check_sensitive_options(spec: Any, prefix: str = "", spell=repr) -> None:
+    """Several sensitive attributes: the lattice searches with global recoding only, and no
+    hierarchical EMD (it reads one attribute's hierarchy)."""
+    if not isinstance(getattr(spec, "sensitive", None), list):
+        return
+    algorithm = getattr(spec, "algorithm", None) or "flash"
+    if algorithm not in MULTI_SA_ALGORITHMS or getattr(spec, "recoding_mode", "global") != "global":
+        raise InputError(
+            f"{prefix}several sensitive attributes: algorithm {algorithm!r}"
+            + (" with local recoding" if algorithm in MULTI_SA_ALGORITHMS else "")
+            + f" protects one; the algorithms that protect several are "
+            f"{', '.join(MULTI_SA_ALGORITHMS)} with global recoding"
+        )
+    if (
+        getattr(spec, "t", None) is not None
+        and getattr(spec, "t_variant", "") == "hierarchical-emd"
+    ):
+        raise InputError(
+            f"{prefix}hierarchical-EMD t-closeness reads the hierarchy of one sensitive "
+            f"attribute ({spell('sensitive_hierarchy')}); with several, use another "
+            f"{spell('t_variant')} (equal-emd, ordered-emd, l1)"
+        )
 
 
 def validate_columns(db: Database, source: str, spec: Spec) -> list[str]:
@@ -121,7 +182,11 @@ def validate_columns(db: Database, source: str, spec: Spec) -> list[str]:
         raise InputError(f"quasi-identifier(s) named twice: {', '.join(map(repr, dupes))}")
     db.backend.require_columns(source, list(spec.qis))
     if spec.sensitive is not None:
-        db.backend.require_columns(source, [spec.sensitive])
+        spec.sensitive = normalize_sensitive(spec.sensitive)
+        db.backend.require_columns(source, sensitive_columns(spec))
+        overlap = sorted(set(sensitive_columns(spec)) & set(spec.qis))
+        if overlap and isinstance(spec.sensitive, list):
+            raise InputError(f"{overlap[0]!r} cannot be both a quasi-identifier and sensitive")
     if spec.identifiers:
         db.backend.require_columns(source, list(spec.identifiers))
     declared_roles(spec)  # a column named for two roles
@@ -154,8 +219,13 @@ def unprotected_sensitive(spec: Spec, models: list) -> str | None:
         return None
     if spec.algorithm == "tada" and spec.cluster:
         return None
+    what = (
+        f"{spec.sensitive!r} is the sensitive attribute"
+        if isinstance(spec.sensitive, str)
+        else f"{', '.join(spec.sensitive)} are the sensitive attributes"
+    )
     return (
-        f"{spec.sensitive!r} is the sensitive attribute, but no l-diversity, t-closeness, "
+        f"{what}, but no l-diversity, t-closeness, "
         f"beta-likeness or delta-disclosure protects it: it is released as it is. Add one "
         f"(--l, --t, --beta, --delta), or declare the column with --keep to say so"
     )
@@ -285,4 +355,13 @@ def _run(db, source, spec, algo, roles, tokens, built, progress, timings, t0) ->
     )
 
 
-__all__ = ["Result", "Spec", "anonymize", "build_models"]
+__all__ = [
+    "MULTI_SA_ALGORITHMS",
+    "Result",
+    "Spec",
+    "anonymize",
+    "build_models",
+    "check_sensitive_options",
+    "normalize_sensitive",
+    "sensitive_columns",
+]

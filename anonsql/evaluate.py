@@ -13,6 +13,7 @@ Two ways in:
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -30,7 +31,7 @@ from anonsql.metrics.quality import QUALITY, Loss, arx_round, quality_model
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric
 from anonsql.models import EntropyLDiversity, L1Closeness, PopulationUniqueness, PrivacyModel
-from anonsql.models.base import ClassStats
+from anonsql.models.base import ClassStats, unwrap
 from anonsql.models.compile import SUPPRESSED, model_values_query
 from anonsql.models.requirements import Requirements, population_histogram
 
@@ -106,30 +107,44 @@ def evaluate_levels(
     ``sampling_fraction``: the population-uniqueness estimates are reported too; ``unit``:
     every count is of distinct units, as a run with that unit counts (README "Privacy
     units")."""
-    from anonsql.anonymization import Spec, validate_columns
+    from anonsql.anonymization import Spec, normalize_sensitive, validate_columns
+    from anonsql.data.multi_sa import multi_sa_histogram
 
     validate_columns(db, source, Spec(qis=qis, sensitive=sensitive, hierarchies=hierarchies or {}))
     names = [db.hierarchies.resolve(q, (hierarchies or {}).get(q)) for q in qis]
     if len(levels) != len(qis):
         raise InputError(f"give one level per QI ({len(qis)}), got {len(levels)}")
     sens_h = db.hierarchies.load(sensitive_hierarchy) if sensitive_hierarchy else None
+    sensitive = normalize_sensitive(sensitive)
+    several = sensitive if isinstance(sensitive, list) else None
+    comp = None
+
+    def histogram(relation: str) -> Histogram:
+        nonlocal comp
+        if several is None:
+            return Histogram.from_database(db, relation, qis, names, sensitive)
+        # several sensitive attributes: their tuple as one composite value (data/multi_sa)
+        got, comp = multi_sa_histogram(db, relation, qis, names, several)
+        return got
+
     if unit is not None:
         from anonsql.backend.sql_templates import drop
         from anonsql.data.units import UNITS, units_relation
 
         shape = units_relation(db, source, qis, sensitive, unit)
         try:
-            hist = Histogram.from_database(db, UNITS, qis, names, sensitive)
+            hist = histogram(UNITS)
         finally:
             db.backend.execute(drop("table", UNITS))
         if shape.null_rows:
             raise InputError(f"{shape.null_rows} row(s) of {source!r} have no unit ({unit})")
     else:
-        hist = Histogram.from_database(db, source, qis, names, sensitive)
+        hist = histogram(source)
     for j, (lv, h) in enumerate(zip(levels, hist.hierarchies, strict=True)):
         if not 0 <= lv < h.height:
             raise InputError(f"{qis[j]!r}: level {lv} outside 0..{h.top_level}")
     req = Requirements(models, suppression, sens_h)
+    req.composite = comp
     req.population = population_histogram(db, models, qis, names)
     req.validate(hist)
     part = Partition.from_histogram(hist, tuple(levels))
@@ -154,7 +169,13 @@ def evaluate_levels(
     risk.update(
         uniqueness_report(part.sizes[~suppressed], population_size, sampling_fraction, hist.rows)
     )
-    risk.update(_seed004_privacy(stats, ~suppressed))
+    if comp is None:
+        risk.update(_seed004_privacy(stats, ~suppressed))
+    else:  # the worst attribute's
+        per = [_seed004_privacy(stats.attribute(i), ~suppressed) for i in range(len(several))]
+        if all(per):
+            risk["l_div"] = min(p["l_div"] for p in per)
+            risk["t_clo"] = max(p["t_clo"] for p in per)
     loss: dict[str, float] = {}
     for name in QUALITY:
         qm = quality_model(name)
@@ -245,9 +266,20 @@ def check_table(
     suppressed: they count in the table but no model is tested on them. The table-level risk
     thresholds are measured over the released classes (average risk and sample uniqueness in
     SQL; population uniqueness from the class sizes the SQL returns, by its estimator)."""
-    from anonsql.anonymization import Spec, validate_columns
+    from anonsql.anonymization import (
+        Spec,
+        normalize_sensitive,
+        sensitive_columns,
+        validate_columns,
+    )
 
+    sensitive = normalize_sensitive(sensitive)
     validate_columns(db, source, Spec(qis=qis, sensitive=sensitive))
+    if isinstance(sensitive, list) and any(m.name == "hierarchical-emd" for m in models):
+        raise InputError(
+            "hierarchical-EMD t-closeness reads the hierarchy of one sensitive attribute; "
+            "with several, use another t variant"
+        )
     needing = [m.describe() for m in models if m.needs_population]
     if needing:
         raise InputError(
@@ -272,20 +304,27 @@ def check_table(
         db.backend.require_columns(source, [unit])
         counted = exp.Count(this=exp.Distinct(expressions=[exp.cast(column(unit), "VARCHAR")]))
     rows = db.backend.fetchall(exp.select(counted).from_(table(source)))[0][0]
-    if sensitive is not None:
-        distinct = db.backend.fetchall(
-            exp.select(exp.Count(this=exp.Distinct(expressions=[column(sensitive)]))).from_(
-                table(source)
-            )
+    distinct: dict[str | None, int | None] = {None: None}
+    for sa in sensitive_columns(sensitive):
+        distinct[sa] = db.backend.fetchall(
+            exp.select(exp.Count(this=exp.Distinct(expressions=[column(sa)]))).from_(table(source))
         )[0][0]
-    else:
-        distinct = None
+
+    def attribute_of(m) -> tuple[PrivacyModel, str | None]:
+        # a model on one of several sensitive attributes runs on that attribute alone
+        inner, index = unwrap(m)
+        if index is not None:
+            return inner, sensitive_columns(sensitive)[index]
+        return m, sensitive if isinstance(sensitive, str) else None
+
     for m in models:
-        m.validate(rows, distinct)
+        inner, sa = attribute_of(m)
+        inner.validate(rows, distinct[sa])
     reports = []
     frames = []
     for m in models:
-        q = model_values_query(m, source, qis, sensitive, db.backend.dialect, top, unit)
+        inner, sa = attribute_of(m)
+        q = model_values_query(inner, source, qis, sa, db.backend.dialect, top, unit)
         df = db.backend.fetch_df(q)
         frames.append(df)
         kept = ~df["suppressed"].astype(bool)
@@ -304,15 +343,16 @@ def check_table(
     risk = risk_measures(sizes, supp).to_dict()
     if len(sizes):
         risk.update(uniqueness_report(sizes[~supp], population_size, sampling_fraction, int(rows)))
-    if sensitive is not None:
+    for sa in sensitive_columns(sensitive):  # with several: the worst attribute's
         for extra, key, agg in (
             (EntropyLDiversity(1), "l_div", "min"),
             (L1Closeness(1), "t_clo", "max"),
         ):
-            df = db.backend.fetch_df(model_values_query(extra, source, qis, sensitive, unit=unit))
+            df = db.backend.fetch_df(model_values_query(extra, source, qis, sa, unit=unit))
             v = df.loc[~df["suppressed"].astype(bool), "value"].astype(float)
             if len(v):
-                risk[key] = float(getattr(v, agg)())
+                got = float(getattr(v, agg)())
+                risk[key] = got if key not in risk else getattr(builtins, agg)(risk[key], got)
     return Evaluation(
         int(rows),
         risk["classes"],

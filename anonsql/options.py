@@ -20,7 +20,7 @@ from anonsql.hierarchy.definitions import check_definition
 # size (bytes or e.g. "1GiB"), masks (column -> masking method, or "col=method,...")
 OPTIONS: dict[str, tuple[str, str]] = {
     "qi": ("qis", "list"),
-    "sensitive": ("sensitive", "str"),
+    "sensitive": ("sensitive", "columns"),
     "k": ("k", "int"),
     "l": ("l", "number"),
     "l_variant": ("l_variant", "str"),
@@ -169,6 +169,15 @@ def check_value(option: str, kind: str, value: Any, where: str) -> Any:
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
             raise fail("a list of column names")
         return list(value)
+    if kind == "columns":  # one column name, or several (a list, or "a,b")
+        from anonsql.anonymization import normalize_sensitive
+
+        if isinstance(value, str) and not value.strip(","):
+            raise fail("a column name or a list of column names")
+        try:
+            return normalize_sensitive(value, f"{where}: {option!r}")
+        except InputError:
+            raise fail("a column name or a list of column names") from None
     if kind == "mapping":
         if not isinstance(value, Mapping):
             raise fail("a table of QI = hierarchy")
@@ -285,6 +294,9 @@ def check_goal(
         from anonsql.data.units import check_unit_options
 
         check_unit_options(spec, prefix, spell)
+        from anonsql.anonymization import check_sensitive_options
+
+        check_sensitive_options(spec, prefix, spell)
     block = getattr(spec, "mdav_block", None)  # seed 001's MDAV: blocks of distinct tuples
     if block is not None:
         if isinstance(block, bool) or not isinstance(block, int) or block < 2:

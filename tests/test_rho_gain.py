@@ -165,7 +165,12 @@ def test_rho_zero_is_the_plain_lattice_run(case, data):
     )
     db = _db(df, hs)
     base = dict(
-        qis=qis, sensitive="s", k=k, l=2, suppression=limit, metric=metric,
+        qis=qis,
+        sensitive="s",
+        k=k,
+        l=2,
+        suppression=limit,
+        metric=metric,
         **_roles(db, qis, "s"),
     )
     try:

@@ -9,8 +9,10 @@ import time
 from typing import TYPE_CHECKING
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.anonymization import sensitive_columns
 from anonsql.backend.sql_templates import drop
 from anonsql.data.engine_classes import is_in_engine, load_histogram, parse_size
+from anonsql.data.multi_sa import MULTI_SA, SA_COLUMN, composite, multi_sa_relation
 from anonsql.data.partition import Partition
 from anonsql.data.units import UNITS, units_relation
 from anonsql.errors import InputError
@@ -66,6 +68,8 @@ class _Lattice(Algorithm):
         sens_h = sensitive_hierarchy(ctx, models)
         units = None
         source = ctx.source
+        several = sensitive_columns(spec) if isinstance(spec.sensitive, list) else None
+        sensitive = spec.sensitive
         if spec.unit is not None:
             # one row per unit (README "Privacy units"): the search counts units as rows
             units = units_relation(ctx.db, ctx.source, spec.qis, spec.sensitive, spec.unit)
@@ -77,20 +81,30 @@ class _Lattice(Algorithm):
                     f"NULL); give missing='suppress' (--missing suppress) to suppress them, "
                     f"each counted as one unit against the suppression limit, or fill the unit"
                 )
+        if several is not None:
+            # several sensitive attributes: the search reads their tuple as one composite
+            # value (anonsql.data.multi_sa), each model tests each attribute
+            keep = [*([spec.unit] if spec.unit is not None else []), *spec.qis]
+            multi_sa_relation(ctx.db, source, keep, several)
+            source, sensitive = MULTI_SA, SA_COLUMN
+            ctx.after.callback(ctx.db.backend.execute, drop("table", MULTI_SA))
         # in memory when it fits the budget, else kept in the engine (anonsql.data.engine_classes)
         hist = load_histogram(
             ctx.db,
             source,
             spec.qis,
             ctx.keys,
-            spec.sensitive,
+            sensitive,
             spec.missing,
             None if spec.memory_budget is None else parse_size(spec.memory_budget),
         )
         if units is not None and units.null_rows:
             hist.missing_rows += units.null_rows  # suppressed at every read by the guard
         try:
-            outcome = self._run(ctx, hist, search, models, quality, metric, sens_h)
+            comp = None
+            if several is not None:
+                comp = composite(ctx.db, several, hist.sens_labels, hist.overall_distribution())
+            outcome = self._run(ctx, hist, search, models, quality, metric, sens_h, comp)
             if units is not None:
                 outcome.measures.update(units.figures(spec.unit))
             return outcome
@@ -102,7 +116,7 @@ class _Lattice(Algorithm):
                 hist.close(keep_limit=True)
                 ctx.after.callback(hist.release_limit)
 
-    def _run(self, ctx, hist, search, models, quality, metric, sens_h) -> Outcome:
+    def _run(self, ctx, hist, search, models, quality, metric, sens_h, comp=None) -> Outcome:
         spec = ctx.spec
         if hist.rows == 0:
             if hist.missing_rows:
@@ -110,6 +124,7 @@ class _Lattice(Algorithm):
             raise InputError(f"table {ctx.source!r} is empty")
         budget = suppression_budget(spec.suppression, hist.rows, hist.missing_rows)
         requirements = Requirements(models, budget, sens_h)
+        requirements.composite = comp
         requirements.population = population_histogram(ctx.db, models, spec.qis, ctx.keys)
         requirements.validate(hist)
         ctx.timings["histogram"] = time.perf_counter() - ctx.t0

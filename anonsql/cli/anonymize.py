@@ -31,7 +31,11 @@ SOURCE_NEEDED = "so it holds no table to anonymize (check --db; nothing was crea
 @click.command()
 @click.argument("table")
 @click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
-@click.option("--sa", help="Sensitive attribute (for l-diversity and t-closeness).")
+@click.option(
+    "--sa",
+    help="Sensitive attribute(s) for l-diversity, t-closeness, beta-likeness and "
+    "delta-disclosure, comma-separated: each model applies to each.",
+)
 @model_options
 @click.option(
     "--suppression",

@@ -153,7 +153,11 @@ def _table_name(file: str) -> str:
 @click.command("anonymize-file")
 @click.argument("file", type=click.Path(dir_okay=False, exists=True))
 @click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
-@click.option("--sa", help="Sensitive attribute (for l-diversity and t-closeness).")
+@click.option(
+    "--sa",
+    help="Sensitive attribute(s) for l-diversity, t-closeness, beta-likeness and "
+    "delta-disclosure, comma-separated: each model applies to each.",
+)
 @model_options
 @click.option(
     "--hierarchies",
@@ -268,8 +272,10 @@ def anonymize_file(
     # the names are checked against the file's header, and the hierarchy files read and
     # checked, before the data are loaded
     check_output_suffix(out_file)
+    from anonsql.anonymization import sensitive_columns
+
     header = file_columns(file, sep)
-    named = [*spec.qis, *([spec.sensitive] if spec.sensitive else []), *(spec.keep or []),
+    named = [*spec.qis, *sensitive_columns(spec), *(spec.keep or []),
              *spec.masks, *(spec.identifiers or []), *(spec.columns or []),
              *(spec.allow_identifying or [])]  # fmt: skip
     unknown = [c for c in dict.fromkeys(named) if c not in header]

@@ -29,7 +29,7 @@ MODEL_FAILS = 3
 @click.command()
 @click.argument("table")
 @click.option("--qi", required=True, help="Quasi-identifiers, comma-separated.")
-@click.option("--sa", help="Sensitive attribute.")
+@click.option("--sa", help="Sensitive attribute(s), comma-separated.")
 @model_options
 @click.option("--levels", help="Check a transformation of TABLE instead: QI=LEVEL,...")
 @click.option(
@@ -111,7 +111,7 @@ def check(
         )
     from anonsql.masking.roles import table_roles
 
-    _print_evaluation(ev, as_json, table_roles(db, table, spec.qis, sa))
+    _print_evaluation(ev, as_json, table_roles(db, table, spec.qis, spec.sensitive))
     if not all(m.holds for m in ev.models) or (levels and not ev.anonymous):
         sys.exit(MODEL_FAILS)
 

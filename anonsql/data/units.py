@@ -125,14 +125,17 @@ def require_one_tuple(shape: UnitShape, unit: str, sensitive: str | None) -> Non
         )
 
 
-def units_relation(db, source: str, qis: list[str], sensitive: str | None, unit: str) -> UnitShape:
+def units_relation(
+    db, source: str, qis: list[str], sensitive: str | list[str] | None, unit: str
+) -> UnitShape:
     """Check the table's units and write :data:`UNITS`: one row per unit (its unit, QIs and
     sensitive value), so that every count the search makes is a count of units."""
     from anonsql.backend.sql_templates import drop
     from anonsql.data.engine_classes import _temporary
 
     db.backend.require_columns(source, [unit])
-    cols = [column(c) for c in [unit, *qis, *([sensitive] if sensitive else [])]]
+    several = [sensitive] if isinstance(sensitive, str) else list(sensitive or [])
+    cols = [column(c) for c in dict.fromkeys([unit, *qis, *several])]
     rows = (
         exp.select(*cols)
         .distinct()

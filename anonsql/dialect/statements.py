@@ -192,9 +192,9 @@ def _plan_view(st: AnonymizedCreate) -> Plan:
             if "hierarchy" in params:
                 hierarchies[name] = params["hierarchy"]
         if params.get("is_sensitive"):
-            if "sensitive" in values:
-                raise InputError(f"{head}: more than one column is sensitive")
-            values["sensitive"] = name
+            # several sensitive columns: each model applies to each (README "Several
+            # sensitive attributes")
+            values["sensitive"] = [*values.get("sensitive", []), name]
             if "hierarchy" in params:
                 if "t" not in values:
                     # only hierarchical t-closeness reads it; unused, it would mislead
@@ -203,6 +203,8 @@ def _plan_view(st: AnonymizedCreate) -> Plan:
                         f'give "t" in PARAMETERS or leave "hierarchy" out'
                     )
                 values["sensitive_hierarchy"] = params["hierarchy"]
+    if len(values.get("sensitive", [])) == 1:
+        values["sensitive"] = values["sensitive"][0]
     if not qis:
         raise InputError(f'{head}: no COLUMN has "is_quasi_identifier": true')
     values.update(qi=qis, output=_name(st.this), materialize=st.args["kind"].lower())

@@ -68,8 +68,10 @@ def declared_roles(spec: Any) -> dict[str, str]:
     named: dict[str, list[str]] = {}
     for q in spec.qis:
         named.setdefault(q, []).append(QI)
-    if spec.sensitive is not None:
-        named.setdefault(spec.sensitive, []).append(SENSITIVE)
+    from anonsql.anonymization import sensitive_columns
+
+    for sa in sensitive_columns(spec):  # each sensitive attribute (several: README)
+        named.setdefault(sa, []).append(SENSITIVE)
     for c in getattr(spec, "keep", None) or []:
         named.setdefault(c, []).append(KEPT)
     for c in declared_masks(spec):
@@ -197,7 +199,9 @@ def run_roles(params: dict[str, Any], columns: list[str] | None = None) -> dict[
     for c in columns or params.get("columns") or []:
         if c in params.get("qis", []):
             out[c] = QI
-        elif c == params.get("sensitive"):
+        elif c == params.get("sensitive") or c in (
+            params.get("sensitive") if isinstance(params.get("sensitive"), list) else []
+        ):
             out[c] = SENSITIVE
         elif c == params.get("label"):
             out[c] = LABEL
@@ -208,7 +212,9 @@ def run_roles(params: dict[str, Any], columns: list[str] | None = None) -> dict[
     return out
 
 
-def table_roles(db, table_name: str, qis: list[str], sensitive: str | None) -> dict[str, str]:
+def table_roles(
+    db, table_name: str, qis: list[str], sensitive: str | list[str] | None
+) -> dict[str, str]:
     """Column -> role for ``anonsql check``: the run's roles when anonsql wrote the table,
     else the QIs and sensitive attribute given, the other columns undeclared."""
     from anonsql.output.status import find_output
@@ -221,7 +227,8 @@ def table_roles(db, table_name: str, qis: list[str], sensitive: str | None) -> d
         return run_roles(run["parameters"], db.backend.columns(table_name))
     out = {}
     for c in db.backend.columns(table_name):
-        out[c] = QI if c in qis else SENSITIVE if c == sensitive else "not declared (not checked)"
+        sas = [sensitive] if isinstance(sensitive, str) else sensitive or []
+        out[c] = QI if c in qis else SENSITIVE if c in sas else "not declared (not checked)"
     return out
 
 

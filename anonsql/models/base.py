@@ -45,6 +45,95 @@ def sensitive_order(labels: list[str]) -> np.ndarray:
 
 
 @dataclass
+class Composite:
+    """Several sensitive attributes as one composite value (a tuple of values): per
+    composite value its code in each attribute (``codes[v, i]``), each attribute's labels
+    (NULL as :data:`NULL_SENSITIVE`) and the table's distribution of each attribute (NULL
+    left out, the rest normalized)."""
+
+    columns: list[str]
+    codes: np.ndarray
+    labels: list[list[str]]
+    overall: list[np.ndarray]
+
+    @classmethod
+    def build(
+        cls, columns: list[str], composite_labels: list[str], rows: list[tuple], overall
+    ) -> Composite:
+        """``rows``: (composite label, value of each attribute as text or None) for every
+        composite label; ``overall``: the composite values' shares in the table."""
+        per = {r[0]: r[1:] for r in rows}
+        codes = np.zeros((len(composite_labels), len(columns)), dtype=np.int64)
+        labels: list[list[str]] = []
+        dists: list[np.ndarray] = []
+        for i in range(len(columns)):
+            values = [
+                NULL_SENSITIVE if per[c][i] is None else str(per[c][i]) for c in composite_labels
+            ]
+            names = sorted(set(values))
+            index = {v: j for j, v in enumerate(names)}
+            codes[:, i] = [index[v] for v in values]
+            dist = np.bincount(codes[:, i], np.asarray(overall, dtype=np.float64), len(names))
+            if NULL_SENSITIVE in index:
+                dist[index[NULL_SENSITIVE]] = 0.0
+            total = dist.sum()
+            labels.append(names)
+            dists.append(dist / total if total > 0 else dist)
+        return cls(list(columns), codes, labels, dists)
+
+
+class OnAttribute:
+    """A model that reads a sensitive attribute, applied to one of several (ARX's semantics:
+    each such model applies to each sensitive attribute). Every test is the inner model's on
+    :meth:`ClassStats.attribute`; monotonicity is the inner model's (a class of a union
+    passes on attribute i exactly as the inner model says on attribute i's counts)."""
+
+    needs_sensitive = True
+    needs_population = False
+    table_level = False
+
+    def __init__(self, inner: PrivacyModel, index: int, column: str) -> None:
+        self.inner, self.index, self.column = inner, index, column
+        self.name = inner.name
+        self.monotone_with_suppression = inner.monotone_with_suppression
+        self.monotone_without_suppression = inner.monotone_without_suppression
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (copy, pickle)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __repr__(self) -> str:
+        return f"OnAttribute({self.inner!r}, {self.index}, {self.column!r})"
+
+    def class_values(self, stats: ClassStats) -> np.ndarray:
+        return self.inner.class_values(stats.attribute(self.index))
+
+    def passes(self, values: np.ndarray) -> np.ndarray:
+        return self.inner.passes(values)
+
+    def check(self, stats: ClassStats) -> np.ndarray:
+        return self.inner.check(stats.attribute(self.index))
+
+    def describe(self) -> str:
+        return f"{self.inner.describe()} on {self.column}"
+
+    def fails_unreleased(self, stats: ClassStats) -> bool:
+        return False
+
+    def suppressed_form_a_class(self) -> bool:
+        return False
+
+
+def unwrap(model: Any) -> tuple[Any, int | None]:
+    """The model itself and None, or for :class:`OnAttribute` the inner model and its
+    attribute's index."""
+    if isinstance(model, OnAttribute):
+        return model.inner, model.index
+    return model, None
+
+
+@dataclass
 class ClassStats:
     """Equivalence classes as the models see them.
 
@@ -65,9 +154,13 @@ class ClassStats:
     #: classes of the population (generalized alike) holding no record of the table: not
     #: classes of the release, yet delta-presence tests them (``PrivacyModel.fails_unreleased``)
     population_only: int = 0
+    #: several sensitive attributes: the sensitive values are tuples, described here
+    #: (:meth:`attribute` gives one attribute's stats)
+    composite: Composite | None = None
 
     #: per class: its records whose sensitive value is not NULL (set from the pairs)
     vals: np.ndarray | None = field(default=None, init=False)
+    _attributes: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # A NULL sensitive value is no value (README "NULL sensitive values"): the row counts
@@ -103,6 +196,38 @@ class ClassStats:
         if self.population is None:
             raise InputError(f"{model} needs a population table (--population)")
         return self.population
+
+    def attribute(self, i: int) -> ClassStats:
+        """The stats of sensitive attribute ``i`` alone: the (class, tuple, count) pairs
+        summed to (class, value of attribute i, count), over that attribute's labels and
+        table distribution (NULL is no value: README "NULL sensitive values")."""
+        if self.composite is None:
+            if i == 0:
+                return self
+            raise ValueError("one sensitive attribute")
+        got = self._attributes.get(i)
+        if got is not None:
+            return got
+        comp = self.composite
+        width = len(comp.labels[i])
+        if self.pair_class is None:
+            pairs: tuple = (None, None, None)
+        else:
+            key = self.pair_class.astype(np.int64) * width + comp.codes[self.pair_value, i]
+            uniq, inverse = np.unique(key, return_inverse=True)
+            counts = np.bincount(inverse, self.pair_count, minlength=len(uniq))
+            pairs = (uniq // width, uniq % width, counts.astype(np.int64))
+        got = ClassStats(
+            self.sizes,
+            *pairs,
+            comp.overall[i],
+            comp.labels[i],
+            None,
+            self.population,
+            self.population_only,
+        )
+        self._attributes[i] = got
+        return got
 
     def shares(self) -> np.ndarray:
         """p(value | class) for every sparse pair, among the class's non-NULL values."""

@@ -30,6 +30,7 @@ from anonsql.models import (
     RecursiveCLDiversity,
     SampleUniqueness,
 )
+from anonsql.models.base import OnAttribute
 
 
 def build_models(spec: Any, sensitive_hierarchy: str | None = None) -> list[PrivacyModel]:
@@ -74,6 +75,14 @@ def build_models(spec: Any, sensitive_hierarchy: str | None = None) -> list[Priv
     delta = getattr(spec, "delta", None)
     if delta is not None:
         models.append(DeltaDisclosure(delta))
+    sensitive = getattr(spec, "sensitive", None)
+    if isinstance(sensitive, list | tuple) and len(sensitive) > 1:
+        # several sensitive attributes: each model that reads one applies to each (ARX)
+        models = [
+            OnAttribute(m, i, col) if m.needs_sensitive else m
+            for m in models
+            for i, col in (enumerate(sensitive) if m.needs_sensitive else [(0, None)])
+        ]
     models += population_models(spec)
     if not models:
         raise InputError(

@@ -21,7 +21,7 @@ from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition, group_rows
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
-from anonsql.models.base import EPS, NULL_SENSITIVE, ClassStats, PrivacyModel
+from anonsql.models.base import EPS, NULL_SENSITIVE, ClassStats, Composite, PrivacyModel, unwrap
 from anonsql.models.beta_likeness import BasicBetaLikeness, EnhancedBetaLikeness
 from anonsql.models.delta_disclosure import DeltaDisclosure
 from anonsql.models.l_diversity import EntropyLDiversity
@@ -78,6 +78,9 @@ class Requirements:
     #: the population table's histogram (QIs only, same pinned hierarchies), for the models
     #: with ``needs_population`` (k-map, delta-presence)
     population: Histogram | None = None
+    #: several sensitive attributes: the histogram's sensitive values are tuples
+    #: (:class:`~anonsql.models.base.Composite`); each model on one is an ``OnAttribute``
+    composite: Composite | None = None
     _overall: np.ndarray | None = field(default=None, repr=False)
     #: per model: the largest class value over point masses (see :meth:`_convex_form`)
     _f_max: dict = field(default_factory=dict, repr=False)
@@ -114,6 +117,11 @@ class Requirements:
         for m in self.models:
             if m.needs_sensitive and hist.sens is None:
                 raise InputError(f"{m.describe()} needs a sensitive attribute (--sa)")
+            _, index = unwrap(m)
+            if index is not None and self.composite is not None:
+                # each attribute's distinct values (NULL is no value)
+                labels = self.composite.labels[index]
+                distinct = len([v for v in labels if v != NULL_SENSITIVE])
             m.validate(hist.rows, distinct)
 
     def stats(self, part: Partition, hist: Histogram) -> ClassStats:
@@ -132,6 +140,7 @@ class Requirements:
             self.sensitive_hierarchy,
             population,
             population_only,
+            self.composite,
         )
 
     def unreleasable(self, stats: ClassStats) -> bool:
@@ -322,10 +331,15 @@ class Requirements:
         is known)."""
         ok = np.ones(stats.classes, dtype=bool)
         share = np.zeros(stats.classes)
-        for m in models:
-            values = m.class_values(stats)
+        for wrapped in models:
+            # a model on one of several sensitive attributes: its bound is the inner model's
+            # on that attribute's distribution, a sound bound for the conjunction as well
+            # (a class's parts that are released pass every model, this one included)
+            m, index = unwrap(wrapped)
+            m_stats = stats if index is None else stats.attribute(index)
+            values = m.class_values(m_stats)
             ok &= m.passes(values)
-            convex = self._convex_form(m, stats)
+            convex = self._convex_form(m, m_stats)
             if convex is not None:
                 f, tau, f_max = convex(values)
                 with np.errstate(invalid="ignore"):
@@ -333,9 +347,9 @@ class Requirements:
                 # the convexity argument weighs a class's parts by their non-NULL records
                 # (the distributions are over those): s is a share of those records, so of
                 # the class's records s * vals / size are proven suppressed
-                if stats.vals is not None:
+                if m_stats.vals is not None:
                     with np.errstate(invalid="ignore", divide="ignore"):
-                        s = s * stats.vals / np.maximum(stats.sizes, 1)
+                        s = s * m_stats.vals / np.maximum(m_stats.sizes, 1)
                 share = np.maximum(share, np.nan_to_num(s))
         return ok, share
 
@@ -442,6 +456,7 @@ def _subset(stats: ClassStats, classes: np.ndarray) -> ClassStats:
         stats.sensitive_hierarchy,
         stats.population[classes] if stats.population is not None else None,
         stats.population_only,
+        stats.composite,
     )
 
 

@@ -42,7 +42,7 @@ from anonsql.backend.sql_templates import column, ident, table, template
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import NODES
 from anonsql.masking.methods import Mask, sql_digest, sql_mask
-from anonsql.models.base import NULL_SENSITIVE, PrivacyModel
+from anonsql.models.base import NULL_SENSITIVE, OnAttribute, PrivacyModel, unwrap
 from anonsql.models.compile import SENSITIVE_ORDER
 from anonsql.output.materialize import SUPPRESSED_LABEL
 from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
@@ -137,18 +137,23 @@ def _mapping_joins(
     return q, [_c(f"n{j}", r) for j in range(len(qis))], [_c(f"g{j}", r) for j in range(len(qis))]
 
 
-def _rename_model_relations(tree: exp.Expression) -> exp.Expression:
+def _rename_model_relations(tree: exp.Expression, suffix: str = "") -> exp.Expression:
     def rename(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Table) and not node.db and node.name in _MODEL_RELATIONS:
-            return exp.alias_(exp.to_table(PREFIX + node.name), node.alias or node.name, table=True)
+            return exp.alias_(
+                exp.to_table(PREFIX + node.name + suffix), node.alias or node.name, table=True
+            )
         return node
 
     return tree.transform(rename)
 
 
-def _model_ok(models: list[PrivacyModel], dialect: str, top: int | None) -> exp.Select:
-    """``class_id, ok`` over the prefixed ``classes`` relation: every model's SQL test."""
-    cls = f"{PREFIX}classes"
+def _model_ok(
+    models: list[PrivacyModel], dialect: str, top: int | None, suffix: str = ""
+) -> exp.Select:
+    """``class_id, ok`` over the prefixed ``classes`` relation (of one sensitive attribute:
+    ``suffix``): every model's SQL test."""
+    cls = f"{PREFIX}classes{suffix}"
     q = exp.select(_c("class_id", "c")).from_(exp.alias_(exp.to_table(cls), "c", table=True))
     conds = []
     for i, model in enumerate(models):
@@ -157,7 +162,7 @@ def _model_ok(models: list[PrivacyModel], dialect: str, top: int | None) -> exp.
         name, params = model.sql_template()
         if "top" in params and params["top"] is None:
             params = {**params, "top": top}
-        values = _rename_model_relations(template(name, dialect, **params))
+        values = _rename_model_relations(template(name, dialect, **params), suffix)
         v = f"v{i}"
         cond = sqlglot.parse_one(model.sql_pass(), read="duckdb")
         cond = cond.transform(
@@ -321,7 +326,13 @@ def guarded_query(
     rows = exp.select().from_(exp.alias_(table(source), "s", table=True))
     rows, row_nodes, _ = _mapping_joins(rows, dialect, qis, recoding, "s", _raw)
     keys = [exp.alias_(nd, n) for nd, n in zip(row_nodes, n_cols, strict=True)]
-    if not simple:
+    sensitive = [guard.sensitive] if isinstance(guard.sensitive, str) else guard.sensitive or []
+    if not simple and len(sensitive) > 1 and not no_sensitive:
+        # several sensitive attributes: one column each (s0, s1, ...)
+        for i, sa in enumerate(sensitive):
+            sv = exp.func("COALESCE", _raw(sa), exp.convert("NULL"))
+            keys.append(exp.alias_(sv, f"s{i}"))
+    elif not simple:
         s = (
             exp.convert("NULL")
             if no_sensitive
@@ -364,7 +375,9 @@ def guarded_query(
     mapped = mapped.select(
         *[exp.alias_(nd, n) for nd, n in zip(g_nodes, n_cols, strict=True)], copy=False
     )
-    if not simple:
+    if not simple and len(sensitive) > 1 and not no_sensitive:
+        mapped = mapped.select(*[_c(f"s{i}", "g") for i in range(len(sensitive))], copy=False)
+    elif not simple:
         mapped = mapped.select(_c("s", "g"), copy=False)
     if unit is not None:
         mapped = mapped.select(_c("u", "g"), copy=False)
@@ -394,103 +407,57 @@ def guarded_query(
             ok = ok.having(exp.LT(this=size.copy(), expression=exp.convert(k)), copy=False)
         ctes.append((ok_name, ok))
     else:
-        cs, ck = f"{PREFIX}cs", f"{PREFIX}ck"
-        # per class and sensitive value: its rows, or with a unit the distinct units holding
-        # the value (a value counts once per unit)
-        count = exp.Sum(this=_c("n")) if unit is None else _distinct_units()
-        ctes.append(
-            (
-                cs,
-                exp.select(*node_keys, _c("s"), exp.alias_(count, "c"))
-                .from_(table(mapped_name))
-                .group_by(*node_keys, _c("s")),
-            )
-        )
-        order = exp.Order(expressions=[exp.Ordered(this=_c(n)) for n in n_cols])
-        row_number = exp.Window(this=exp.Anonymous(this="ROW_NUMBER"), order=order)
-        if unit is not None:
-            # a unit counts once in its class, whatever its rows and values
-            ck_query = (
-                exp.select(
-                    *node_keys,
-                    exp.alias_(row_number, "class_id"),
-                    exp.alias_(_distinct_units(), "size"),
-                    exp.alias_(_distinct_units(only_values=True), "vals"),
-                )
-                .from_(table(mapped_name))
-                .group_by(*node_keys)
-            )
-        ctes.append(
-            (
-                ck,
-                ck_query
-                if unit is not None
-                else exp.select(
-                    *node_keys,
-                    exp.alias_(
-                        exp.Window(this=exp.Anonymous(this="ROW_NUMBER"), order=order), "class_id"
-                    ),
-                    exp.alias_(exp.Sum(this=_c("c")), "size"),
-                    # the records with a sensitive value: NULL is no value (models/compile.py)
-                    exp.alias_(
-                        exp.Sum(
-                            this=exp.Case(
-                                ifs=[
-                                    exp.If(
-                                        this=exp.NEQ(
-                                            this=_c("s"), expression=exp.convert(NULL_SENSITIVE)
-                                        ),
-                                        true=_c("c"),
-                                    )
-                                ],
-                                default=exp.convert(0),
-                            )
-                        ),
-                        "vals",
-                    ),
-                )
-                .from_(table(cs))
-                .group_by(*node_keys),
-            )
-        )
-        # the value order of ordered-distance EMD, as ``check`` ranks the values
-        order = "x.s"
-        if any(mdl.name == "ordered-emd" for mdl in guard.models):
-            order = SENSITIVE_ORDER.format(s="x.s")
         population = pop_join = ""
-        null = f"'{NULL_SENSITIVE}'"  # a constant of anonsql, not user input
+        pop_cte = None
         if guard.population is not None:
             pop = f"{PREFIX}pop"
-            ctes.append((pop, _population_counts(dialect, guard.population, qis, recoding)))
+            pop_cte = (pop, _population_counts(dialect, guard.population, qis, recoding))
             population = ", CAST(COALESCE(p.pn, 0) AS DOUBLE) AS population"
             on = " AND ".join(f"p.{n} = k.{n}" for n in n_cols)
             pop_join = f"LEFT JOIN {pop} AS p ON {on}"
-        # the table's distribution: rows per value, or units holding each value
-        share, whole = "SUM(x.n)", "SUM(y.n)"
-        if unit is not None:
-            share, whole = "COUNT(DISTINCT x.u)", "COUNT(DISTINCT y.u)"
-        rel = sqlglot.parse_one(
-            f"""
-            WITH {PREFIX}classes AS (
-              SELECT k.class_id, CAST(k.size AS DOUBLE) AS size, FALSE AS suppressed,
-                     NULLIF(CAST(k.vals AS DOUBLE), 0) AS vals{population}
-              FROM {ck} AS k {pop_join}
-            ), {PREFIX}class_sensitive AS (
-              SELECT k.class_id, x.s, CAST(x.c AS DOUBLE) AS c
-              FROM {cs} AS x JOIN {ck} AS k ON {" AND ".join(f"x.{n} = k.{n}" for n in n_cols)}
-              WHERE x.s <> {null}
-            ), {PREFIX}overall AS (
-              SELECT x.s, CAST({share} AS DOUBLE) / (SELECT {whole} FROM {grouped_name} AS y
-                                                     WHERE y.s <> {null})
-                       AS q,
-                     ROW_NUMBER() OVER (ORDER BY {order}) AS rnk
-              FROM {grouped_name} AS x WHERE x.s <> {null} GROUP BY x.s
-            ) SELECT 1
-            """,
-            read="duckdb",
-        ).args["with_"]
-        ctes.extend((c.alias, c.this) for c in rel.expressions)
-        ctes.append((f"{PREFIX}class_ok", _model_ok(guard.models, dialect, guard.sensitive_top)))
+        columns_of = _AttributeColumns(
+            n_cols, mapped_name, grouped_name, unit, population, pop_join
+        )
+        if len(sensitive) <= 1:
+            first, rest = _attribute_ctes(guard.models, "", "s", columns_of, dialect, guard)
+            ctes.extend(first)
+            if pop_cte is not None:
+                ctes.append(pop_cte)
+            ctes.extend(rest)
+            ck = f"{PREFIX}ck"
+        else:
+            # several sensitive attributes: the relations of each attribute (suffixed), then
+            # one verdict per class, every attribute's ANDed (README "Several sensitive
+            # attributes"); the models that read no sensitive attribute go with the first
+            if pop_cte is not None:
+                ctes.append(pop_cte)
+            verdict_of = []
+            for i in range(len(sensitive)):
+                mine = [
+                    unwrap(mdl)[0]
+                    for mdl in guard.models
+                    if (unwrap(mdl)[1] if isinstance(mdl, OnAttribute) else 0) == i
+                ]
+                first, rest = _attribute_ctes(mine, f"_{i}", f"s{i}", columns_of, dialect, guard)
+                ctes.extend(first + rest)
+                verdict_of.append((f"{PREFIX}ck_{i}", f"{PREFIX}class_ok_{i}"))
+            ck = verdict_of[0][0]
+            ck0, ok0 = verdict_of[0]
+            joins = [f"{ck0} AS k0 JOIN {ok0} AS o0 ON o0.class_id = k0.class_id"]
+            for i, (cki, oki) in enumerate(verdict_of[1:], start=1):
+                on = " AND ".join(f"k{i}.{n} = k0.{n}" for n in n_cols)
+                # the class ids of the attributes' relations are joined by node keys
+                joins.append(f"JOIN {cki} AS k{i} ON {on} ")
+                joins.append(f"JOIN {oki} AS o{i} ON o{i}.class_id = k{i}.class_id")
+            every = " AND ".join(f"o{i}.ok" for i in range(len(verdict_of)))
+            ctes.append(
+                (
+                    f"{PREFIX}class_ok",
+                    sqlglot.parse_one(
+                        f"SELECT k0.class_id, {every} AS ok FROM {' '.join(joins)}", read="duckdb"
+                    ),
+                )
+            )
         verdicts = f"{PREFIX}class_ok"
         tables = [mdl for mdl in guard.models if mdl.table_level]
         if tables:
@@ -620,12 +587,133 @@ def guarded_query(
 __all__ = ["SUPPRESSED_LABEL", "Guard", "check_source_name", "guarded_query"]
 
 
-def _distinct_units(only_values: bool = False) -> exp.Expression:
+@dataclass(frozen=True)
+class _AttributeColumns:
+    """What every sensitive attribute's relations share in :func:`guarded_query`."""
+
+    n_cols: list[str]
+    mapped_name: str
+    grouped_name: str
+    unit: str | None
+    population: str
+    pop_join: str
+
+
+def _attribute_ctes(
+    models: list, suffix: str, scol: str, at: _AttributeColumns, dialect: str, guard: Guard
+) -> tuple[list[tuple[str, exp.Expression]], list[tuple[str, exp.Expression]]]:
+    """The relations of one sensitive attribute (column ``scol`` of the mapped rows), each
+    name suffixed with ``suffix``: ``cs`` and ``ck`` (first), then ``classes``,
+    ``class_sensitive``, ``overall`` and ``class_ok`` (the verdict of ``models``)."""
+    n_cols, mapped_name, grouped_name, unit = at.n_cols, at.mapped_name, at.grouped_name, at.unit
+    node_keys = [_c(n) for n in n_cols]
+    first: list[tuple[str, exp.Expression]] = []
+    cs, ck = f"{PREFIX}cs{suffix}", f"{PREFIX}ck{suffix}"
+    # per class and sensitive value: its rows, or with a unit the distinct units holding
+    # the value (a value counts once per unit)
+    count = exp.Sum(this=_c("n")) if unit is None else _distinct_units()
+    s_col = _c("s") if scol == "s" else exp.alias_(_c(scol), "s")
+    first.append(
+        (
+            cs,
+            exp.select(*node_keys, s_col, exp.alias_(count, "c"))
+            .from_(table(mapped_name))
+            .group_by(*node_keys, _c(scol)),
+        )
+    )
+    order = exp.Order(expressions=[exp.Ordered(this=_c(n)) for n in n_cols])
+    row_number = exp.Window(this=exp.Anonymous(this="ROW_NUMBER"), order=order)
+    if unit is not None:
+        # a unit counts once in its class, whatever its rows and values
+        ck_query = (
+            exp.select(
+                *node_keys,
+                exp.alias_(row_number, "class_id"),
+                exp.alias_(_distinct_units(), "size"),
+                exp.alias_(_distinct_units(only_values=True, scol=scol), "vals"),
+            )
+            .from_(table(mapped_name))
+            .group_by(*node_keys)
+        )
+    first.append(
+        (
+            ck,
+            ck_query
+            if unit is not None
+            else exp.select(
+                *node_keys,
+                exp.alias_(
+                    exp.Window(this=exp.Anonymous(this="ROW_NUMBER"), order=order), "class_id"
+                ),
+                exp.alias_(exp.Sum(this=_c("c")), "size"),
+                # the records with a sensitive value: NULL is no value (models/compile.py)
+                exp.alias_(
+                    exp.Sum(
+                        this=exp.Case(
+                            ifs=[
+                                exp.If(
+                                    this=exp.NEQ(
+                                        this=_c("s"), expression=exp.convert(NULL_SENSITIVE)
+                                    ),
+                                    true=_c("c"),
+                                )
+                            ],
+                            default=exp.convert(0),
+                        )
+                    ),
+                    "vals",
+                ),
+            )
+            .from_(table(cs))
+            .group_by(*node_keys),
+        )
+    )
+    # the value order of ordered-distance EMD, as ``check`` ranks the values
+    x_s = f"x.{scol}"
+    v_order = x_s
+    if any(mdl.name == "ordered-emd" for mdl in models):
+        v_order = SENSITIVE_ORDER.format(s=x_s)
+    null = f"'{NULL_SENSITIVE}'"  # a constant of anonsql, not user input
+    s_as = "" if scol == "s" else " AS s"
+    # the table's distribution: rows per value, or units holding each value
+    share, whole = "SUM(x.n)", "SUM(y.n)"
+    if unit is not None:
+        share, whole = "COUNT(DISTINCT x.u)", "COUNT(DISTINCT y.u)"
+    rel = sqlglot.parse_one(
+        f"""
+        WITH {PREFIX}classes{suffix} AS (
+          SELECT k.class_id, CAST(k.size AS DOUBLE) AS size, FALSE AS suppressed,
+                 NULLIF(CAST(k.vals AS DOUBLE), 0) AS vals{at.population}
+          FROM {ck} AS k {at.pop_join}
+        ), {PREFIX}class_sensitive{suffix} AS (
+          SELECT k.class_id, x.s, CAST(x.c AS DOUBLE) AS c
+          FROM {cs} AS x JOIN {ck} AS k ON {" AND ".join(f"x.{n} = k.{n}" for n in n_cols)}
+          WHERE x.s <> {null}
+        ), {PREFIX}overall{suffix} AS (
+          SELECT {x_s}{s_as}, CAST({share} AS DOUBLE) / (SELECT {whole} FROM {grouped_name} AS y
+                                                 WHERE y.{scol} <> {null})
+                   AS q,
+                 ROW_NUMBER() OVER (ORDER BY {v_order}) AS rnk
+          FROM {grouped_name} AS x WHERE {x_s} <> {null} GROUP BY {x_s}
+        ) SELECT 1
+        """,
+        read="duckdb",
+    ).args["with_"]
+    rest = [(c.alias, c.this) for c in rel.expressions]
+    rest.append(
+        (f"{PREFIX}class_ok{suffix}", _model_ok(models, dialect, guard.sensitive_top, suffix))
+    )
+    return first, rest
+
+
+def _distinct_units(only_values: bool = False, scol: str = "s") -> exp.Expression:
     """COUNT(DISTINCT u): a class's units (with ``only_values``, those holding a sensitive
-    value: NULL is no value)."""
+    value in column ``scol``: NULL is no value)."""
     u: exp.Expression = _c("u")
     if only_values:
         u = exp.Case(
-            ifs=[exp.If(this=exp.NEQ(this=_c("s"), expression=exp.convert(NULL_SENSITIVE)), true=u)]
+            ifs=[
+                exp.If(this=exp.NEQ(this=_c(scol), expression=exp.convert(NULL_SENSITIVE)), true=u)
+            ]
         )
     return exp.Count(this=exp.Distinct(expressions=[u]))

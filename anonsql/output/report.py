@@ -169,16 +169,35 @@ def _loss_notes(report: dict[str, Any], rows: int) -> list[str]:
     return notes
 
 
-def _sensitive(db, row, params: dict[str, Any], output: str, qis: list[str]) -> dict[str, Any]:
+def _sensitive(db, row, params: dict[str, Any], output: str, qis: list[str]) -> Any:
     """The sensitive attribute in the released classes: its most frequent values, the classes
     by number of distinct values (distinct l; NULL is no value), and each of the run's models
-    on it, per class (its value's range and distribution), as ``check`` computes them."""
-    from anonsql.models.compile import model_values_query
+    on it, per class (its value's range and distribution), as ``check`` computes them. With
+    several sensitive attributes: a list of these, one per attribute, each with the models
+    on it (README "Several sensitive attributes")."""
+    from anonsql.models.base import unwrap
     from anonsql.models.goal import build_models
     from anonsql.output.writer import spec_of_run
 
+    spec = spec_of_run({"parameters": params})
+    models = [m for m in build_models(spec, params.get("sensitive_key")) if m.needs_sensitive]
+    if not isinstance(params["sensitive"], list):
+        return _sensitive_one(db, params, output, qis, params["sensitive"], models)
+    return [
+        _sensitive_one(
+            db, params, output, qis, sa, [unwrap(m)[0] for m in models if unwrap(m)[1] == i]
+        )
+        for i, sa in enumerate(params["sensitive"])
+    ]
+
+
+def _sensitive_one(
+    db, params: dict[str, Any], output: str, qis: list[str], sa: str, models: list
+) -> dict[str, Any]:
+    """One sensitive attribute ``sa`` in the released classes, and ``models`` on it."""
+    from anonsql.models.compile import model_values_query
+
     be = db.backend
-    sa = params["sensitive"]
     released = _released(qis)
     counted = exp.alias_(exp.Count(this=exp.Star()), "n")
     top = be.fetchall(
@@ -210,8 +229,6 @@ def _sensitive(db, row, params: dict[str, Any], output: str, qis: list[str]) -> 
         # where the run and its guard count units
         "counted_in": "rows of the output" if params.get("unit") else "rows",
     }
-    spec = spec_of_run({"parameters": params})
-    models = [m for m in build_models(spec, params.get("sensitive_key")) if m.needs_sensitive]
     for m in models:
         top_level = None
         if m.name == "hierarchical-emd":
@@ -653,6 +670,8 @@ def _sensitive_html(r: dict[str, Any]) -> str:
     sens = r.get("sensitive")
     if not sens:
         return ""
+    if isinstance(sens, list):  # several sensitive attributes: a section each
+        return "".join(_sensitive_html({"sensitive": one}) for one in sens)
     parts = [f"<h2>Sensitive attribute {_e(sens['attribute'])}</h2>"]
     if sens.get("counted_in") == "rows of the output":
         parts.append(
