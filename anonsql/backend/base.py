@@ -13,6 +13,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
+from anonsql.backend import caches
 from anonsql.backend.sql_templates import drop, ident, table
 from anonsql.errors import AnonsqlError, BackendError, InputError, UnsupportedDialectError
 
@@ -47,6 +48,11 @@ class Backend(ABC):
 
     #: seconds a writer waits for another one (``--wait``; 0: fail at once, naming it)
     wait_seconds: float = 0.0
+
+    #: no other process can write the database while this connection is open (DuckDB locks
+    #: its file), so what anonsql read of its own tables stays true until anonsql writes
+    #: them: the hierarchy store then keeps its lookups (anonsql.backend.caches)
+    sole_writer: bool = False
 
     def __init__(self) -> None:
         self._tx_depth = 0
@@ -150,6 +156,7 @@ class Backend(ABC):
         except BaseException:
             self._tx_depth = 0
             self.schemas_ready.clear()
+            caches.catalog_changed()  # what was read inside the transaction may be undone
             self._rollback()
             raise
         self._tx_depth = 0
@@ -160,6 +167,7 @@ class Backend(ABC):
         except Exception as e:
             # a full disk or a lost connection shows up here, as the engine's own error
             # class; the engine has rolled back, and the user gets one line, not a traceback
+            caches.catalog_changed()
             with contextlib.suppress(Exception):
                 self._rollback()
             detail = " ".join(str(e).split()) or type(e).__name__
@@ -183,6 +191,16 @@ class Backend(ABC):
 
     def table_exists(self, name: str) -> bool:
         return self.relation_kind(name) is not None
+
+    def stored_name(self, name: str) -> str | None:
+        """The name under which the relation that ``name`` resolves to is stored (``adult``
+        for "ADULT" on DuckDB), or None when there is none."""
+        if self.relation_kind(name) is None:
+            return None
+        for stored in self.relation_names():
+            if self.same_relation(stored, name):
+                return stored
+        return name  # a temporary relation: not in the schema's listing
 
     # -- names as the engine resolves them -----------------------------------------------------
     def canonical_name(self, name: str) -> str:
@@ -216,7 +234,10 @@ class Backend(ABC):
         return self.columns(name)
 
     def require_columns(self, name: str, wanted: list[str]) -> None:
-        cols = self.require_table(name)
+        self.check_columns(name, wanted, self.require_table(name))
+
+    def check_columns(self, name: str, wanted: list[str], cols: list[str]) -> None:
+        """:meth:`require_columns` against the columns ``cols`` the caller read already."""
         unknown = [c for c in wanted if c not in cols]
         if unknown:
             raise InputError(

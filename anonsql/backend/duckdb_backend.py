@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import string
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlglot import exp
 
+from anonsql.backend import caches
 from anonsql.backend.base import Backend
 from anonsql.backend.sql_templates import table
 
@@ -34,6 +36,22 @@ class DuckDBBackend(Backend):
             self.path = str(database)
             self.con = duckdb.connect(self.path)
         self._frame_counter = 0
+        self._sole_writer: bool | None = None
+
+    @property
+    def sole_writer(self) -> bool:  # type: ignore[override]
+        """A local database (a file or ``:memory:``): DuckDB locks a file to the one process
+        that writes it. A remote one (MotherDuck's ``md:``) has other writers."""
+        if self._sole_writer is None:
+            rel = self.con.execute(
+                "SELECT * FROM duckdb_databases() WHERE database_name = current_database()"
+            )
+            names = [d[0] for d in rel.description]
+            row = rel.fetchone()
+            kind = row[names.index("type")] if row is not None and "type" in names else None
+            remote = str(self.path or "").lower().startswith("md:")
+            self._sole_writer = row is not None and not remote and kind in (None, "duckdb")
+        return self._sole_writer
 
     def execute(self, statement: exp.Expression | str, params: list[Any] | None = None) -> None:
         self.con.execute(self.sql_text(statement), params or [])
@@ -68,6 +86,7 @@ class DuckDBBackend(Backend):
         return out
 
     def run_user_sql(self, sql: str) -> pd.DataFrame | None:
+        caches.catalog_changed()  # the statement may write anonsql's tables
         relation = self.con.sql(sql)
         return None if relation is None else relation.df()
 
@@ -91,6 +110,18 @@ class DuckDBBackend(Backend):
         finally:
             self.con.unregister(view)
 
+    def insert_frame(self, statement: Callable[[exp.Table], exp.Expression], frame) -> None:
+        """``statement(frame)`` reading the frame registered under a private name: one
+        statement (the default stages it in a temporary table first: three). The frame's
+        values never become SQL text."""
+        self._frame_counter += 1
+        view = f"__anonsql_frame_{self._frame_counter}"
+        self.con.register(view, frame)
+        try:
+            self.execute(statement(table(view)))
+        finally:
+            self.con.unregister(view)
+
     def _begin(self) -> None:
         self.con.begin()
 
@@ -106,6 +137,17 @@ class DuckDBBackend(Backend):
         return name.translate(_ASCII_LOWER)
 
     def relation_kind(self, name: str) -> str | None:
+        found = self._relation(name)
+        return None if found is None else found[1]
+
+    def stored_name(self, name: str) -> str | None:
+        # what relation_kind reads names the relation as stored: one query, not two
+        found = self._relation(name)
+        return None if found is None else found[0]
+
+    def _relation(self, name: str) -> tuple[str, str] | None:
+        """(stored name, kind) of the relation ``name`` resolves to (a temporary one under
+        ``name``), or None."""
         # lower() (Unicode) on both sides selects a superset of the names DuckDB resolves
         # "name" to; canonical_name then keeps the ones it really does
         rows = self.fetchall(
@@ -115,6 +157,7 @@ class DuckDBBackend(Backend):
             [name],
         )
         rows = [r for r in rows if self.same_relation(r[0], name)]
+        stored = str(rows[0][0]) if rows else name
         if not rows:
             rows = self.fetchall(
                 "SELECT table_name, 'LOCAL TEMPORARY' FROM duckdb_tables() "
@@ -124,7 +167,7 @@ class DuckDBBackend(Backend):
             rows = [r for r in rows if self.same_relation(r[0], name)]
         if not rows:
             return None
-        return "view" if rows[0][1] == "VIEW" else "table"
+        return stored, "view" if rows[0][1] == "VIEW" else "table"
 
     def columns(self, name: str) -> list[str]:
         rel = self.con.execute(exp.select("*").from_(table(name)).limit(0).sql("duckdb"))

@@ -18,6 +18,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
+from anonsql.backend import caches
 from anonsql.resources import resource_dir
 
 
@@ -48,8 +49,23 @@ def literal(value: Any) -> exp.Expression:
     return exp.convert(value)
 
 
-@cache
-def _parsed(name: str, dialect: str) -> tuple[exp.Expression, str]:
+#: where a parsed node's metadata records its place in the template's text: needed by nothing
+#: after parsing, and a copy of a tree copies every node's (the bulk of a copy's cost)
+_POSITION_KEYS = ("line", "col", "start", "end")
+
+
+def _without_positions(tree: exp.Expression) -> exp.Expression:
+    for node in tree.walk():
+        meta = node._meta
+        if meta:
+            for k in _POSITION_KEYS:
+                meta.pop(k, None)
+            if not meta:
+                node._meta = None
+    return tree
+
+
+def _read(name: str, dialect: str) -> tuple[exp.Expression, str]:
     base = sql_dir()
     rel = Path(name + ".sql")
     override = base / rel.parent / f"{dialect}__{rel.name}"
@@ -61,15 +77,36 @@ def _parsed(name: str, dialect: str) -> tuple[exp.Expression, str]:
     return sqlglot.parse_one(path.read_text(), read="duckdb"), "duckdb"
 
 
+@cache
+def _compiled(name: str, dialect: str) -> tuple[exp.Expression, frozenset[str]]:
+    """Template ``name`` parsed once per process: its tree (never handed out: callers get a
+    copy, filled) and the names of its placeholders."""
+    tree, _ = _read(name, dialect)
+    tree = _without_positions(tree)
+    wanted = frozenset(p.name for p in tree.find_all(exp.Placeholder) if p.name)
+    return tree, wanted
+
+
+@cache
+def _parsed(name: str, dialect: str) -> tuple[exp.Expression, str]:
+    # the path taken with the caches off (anonsql.backend.caches.disabled): as before
+    return _read(name, dialect)
+
+
 def template(name: str, /, dialect: str = "duckdb", **params: Any) -> exp.Expression:
     """Load template ``sql/<name>.sql`` and fill its placeholders.
 
     ``params`` values: sqlglot expressions are inserted as they are (use :func:`ident` and
-    :func:`table` for names); Python scalars become literals.
+    :func:`table` for names); Python scalars become literals. The tree returned is the
+    caller's own (a copy of the template compiled once per process).
     """
-    parsed, _ = _parsed(name, dialect)
-    tree = parsed.copy()
-    wanted = {p.name for p in tree.find_all(exp.Placeholder) if p.name}
+    if not caches.ENABLED:
+        parsed, _ = _parsed(name, dialect)
+        tree = parsed.copy()
+        wanted = {p.name for p in tree.find_all(exp.Placeholder) if p.name}
+    else:
+        # replace_placeholders copies the tree before it fills it: the one copy needed
+        tree, wanted = _compiled(name, dialect)
     missing = wanted - params.keys()
     if missing:
         raise KeyError(f"template {name!r} needs {sorted(missing)}")
@@ -85,7 +122,17 @@ def render(name: str, /, dialect: str = "duckdb", **params: Any) -> str:
 _KINDS = {"table": "TABLE", "view": "VIEW"}
 
 
+@cache
+def _drop(kind: str) -> exp.Expression:
+    return _without_positions(
+        sqlglot.parse_one(f"DROP {_KINDS[kind]} IF EXISTS :target", read="duckdb")
+    )
+
+
 def drop(kind: str, name: str) -> exp.Expression:
     """``DROP TABLE|VIEW IF EXISTS <name>``, the name as an identifier."""
-    stmt = sqlglot.parse_one(f"DROP {_KINDS[kind]} IF EXISTS :target", read="duckdb")
+    if not caches.ENABLED:
+        stmt = sqlglot.parse_one(f"DROP {_KINDS[kind]} IF EXISTS :target", read="duckdb")
+    else:
+        stmt = _drop(kind)  # replace_placeholders fills a copy
     return exp.replace_placeholders(stmt, target=table(name))

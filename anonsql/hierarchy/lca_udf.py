@@ -34,9 +34,12 @@ def _label_index(h: Hierarchy) -> tuple[pd.Index, np.ndarray]:
 
 
 def _lookup(h: Hierarchy, values: pd.Series, cache: dict) -> np.ndarray:
-    if h.name not in cache:
-        cache[h.name] = _label_index(h)
-    index, ids = cache[h.name]
+    # kept per hierarchy *version* (the object the store loaded for it), not per name: a
+    # new version saved under the name has other labels and node ids
+    entry = cache.get(id(h))
+    if entry is None or entry[0] is not h:
+        entry = cache[id(h)] = (h, *_label_index(h))
+    _, index, ids = entry
     pos = index.get_indexer(values.astype(str))
     bad = (pos < 0) & values.notna().to_numpy()
     if bad.any():

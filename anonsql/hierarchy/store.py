@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from anonsql.backend import caches
 from anonsql.backend.base import Backend
 from anonsql.backend.sql_templates import ident, table, template
 from anonsql.errors import HierarchyError, InputError, MissingValuesError
@@ -70,11 +71,22 @@ class HierarchyStore:
     A hierarchy is stored as immutable *versions*, each under a key ``<name>@<hash>``. A name
     resolves to its latest version; an output pins the keys it read (``pin``), and a version
     that an output uses is never changed or deleted: loading the name again adds a version,
-    and ``drop`` refuses while an output uses one."""
+    and ``drop`` refuses while an output uses one.
+
+    Lookups (which version a name or key is) are answered from one read of the whole catalog
+    where the backend is its database's only writer (DuckDB: the file is locked to this
+    process): the read is kept until anonsql changes a hierarchy catalog in this process
+    (``save``, ``drop``, a rollback, a user's SQL statement) and is then made again. A run
+    therefore costs one lookup query at most, and none while the catalog stays as it was.
+    On engines that other clients write (PostgreSQL, Spark) every lookup is a query."""
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self._cache: dict[str, Hierarchy] = {}  # by key: a key's content never changes
+        # reference (name or key) -> (key, name, source), read from the catalog at a
+        # generation of anonsql.backend.caches
+        self._lookups: dict[str, tuple[str, str, str | None]] | None = None
+        self._lookups_generation = -1
 
     def _t(self, template_name: str, /, **params):
         return template(template_name, self.backend.dialect, **params)
@@ -97,10 +109,13 @@ class HierarchyStore:
                 "this database's hierarchy catalog predates hierarchy versions; reload the "
                 "hierarchies into a new database"
             )
-        with self.backend.transaction():
-            self.backend.execute(f"ALTER TABLE {CATALOG} ADD COLUMN key VARCHAR")
-            self.backend.execute(f"ALTER TABLE {CATALOG} ADD COLUMN version INTEGER")
-            self.backend.execute(f"UPDATE {CATALOG} SET key = name, version = 1")
+        try:
+            with self.backend.transaction():
+                self.backend.execute(f"ALTER TABLE {CATALOG} ADD COLUMN key VARCHAR")
+                self.backend.execute(f"ALTER TABLE {CATALOG} ADD COLUMN version INTEGER")
+                self.backend.execute(f"UPDATE {CATALOG} SET key = name, version = 1")
+        finally:
+            caches.catalog_changed()
 
     # -- writing -------------------------------------------------------------------------------
     def save(self, hierarchy: Hierarchy, name: str | None = None) -> Hierarchy:
@@ -115,22 +130,25 @@ class HierarchyStore:
         key = content_key(name, hierarchy)
         versions = self._versions(name)
         latest = max((v for _, v in versions), default=0)
-        with self.backend.transaction():
-            keys = {k for k, _ in versions}
-            if key in keys and dict(versions)[key] == latest:
-                pass  # the same content is the current version already
-            else:
-                if key in keys:  # an older version's content again: it becomes the latest
-                    self.backend.execute(self._t("hierarchy/delete_catalog", name=key))
+        try:
+            with self.backend.transaction():
+                keys = {k for k, _ in versions}
+                if key in keys and dict(versions)[key] == latest:
+                    pass  # the same content is the current version already
                 else:
-                    self._insert_version(key, hierarchy)
-                self.backend.execute(
-                    catalog_insert(key, name, latest + 1, hierarchy, self.backend.dialect)
-                )
-            used = self.users()
-            for old in keys - {key}:
-                if old not in used:
-                    self._delete(old)
+                    if key in keys:  # an older version's content again: it becomes the latest
+                        self.backend.execute(self._t("hierarchy/delete_catalog", name=key))
+                    else:
+                        self._insert_version(key, hierarchy)
+                    self.backend.execute(
+                        catalog_insert(key, name, latest + 1, hierarchy, self.backend.dialect)
+                    )
+                used = self.users()
+                for old in keys - {key}:
+                    if old not in used:
+                        self._delete(old)
+        finally:
+            caches.catalog_changed()  # every store's lookups are read again
         self.backend.refresh_statistics(CATALOG, NODES, CLOSURE)
         return hierarchy
 
@@ -178,9 +196,12 @@ class HierarchyStore:
                 f"hierarchy {name!r} is used by {', '.join(map(repr, outputs))}; drop or "
                 f"refresh those outputs first"
             )
-        with self.backend.transaction():
-            for key, _ in versions:
-                self._delete(key)
+        try:
+            with self.backend.transaction():
+                for key, _ in versions:
+                    self._delete(key)
+        finally:
+            caches.catalog_changed()
 
     # -- reading ---------------------------------------------------------------------------------
     def catalog(self, all_versions: bool = False) -> pd.DataFrame:
@@ -200,9 +221,34 @@ class HierarchyStore:
         return list(self.catalog()["name"])
 
     def _version(self, ref: str) -> tuple[str, str, str | None] | None:
+        """(key, name, source) of the version ``ref`` names: a version key, else a name's
+        latest version (``sql/hierarchy/select_version.sql``)."""
         self.ensure_schema()
+        if caches.ENABLED and self.backend.sole_writer:
+            return self._lookup_table().get(ref)
         rows = self.backend.fetchall(self._t("hierarchy/select_version", ref=ref))
         return (str(rows[0][0]), str(rows[0][1]), rows[0][2]) if rows else None
+
+    def _lookup_table(self) -> dict[str, tuple[str, str, str | None]]:
+        """Every reference's answer, from one read of the catalog, read again after any
+        change to a catalog in this process. Answers as ``select_version.sql``: a key
+        names its version, and before a name (should a name look like another's key)."""
+        generation = caches.catalog_generation()  # before the read: a change during it wins
+        if self._lookups is not None and self._lookups_generation == generation:
+            return self._lookups
+        rows = self.backend.fetchall(self._t("hierarchy/select_catalog"))
+        # (name, version, key, height, leaves, nodes, source, created_at)
+        latest: dict[str, tuple[int, tuple[str, str, str | None]]] = {}
+        by_key: dict[str, tuple[str, str, str | None]] = {}
+        for name, version, key, *_, source, _created in rows:
+            entry = (str(key), str(name), source)
+            by_key[str(key)] = entry
+            if name not in latest or version > latest[name][0]:
+                latest[name] = (version, entry)
+        table = {str(name): entry for name, (_, entry) in latest.items()}
+        table.update(by_key)
+        self._lookups, self._lookups_generation = table, generation
+        return table
 
     def exists(self, ref: str) -> bool:
         return self._version(ref) is not None

@@ -39,6 +39,9 @@ _POSTAL_NAMES = re.compile(r"zip|postal|postcode|post_code|plz|cep|pincode", re.
 _NAME_PART = re.compile(r"^[A-Z][a-zà-ÿ'’-]+\.?$|^[A-Z]\.$|^(van|von|de|da|del|di|le|la|bin|al)$")
 _PHONE_CHARS = re.compile(r"^(\+?[\d\s().-]{7,20}?)\s*((x|ext\.?|#)\s*\d{1,6})?$", re.I)
 _CARD_CHARS = re.compile(r"^[\d -]{12,23}$")
+# every character an IP address can have (an IPv6 address's scope after a %): a value with
+# another one is no address, and costs no exception from ipaddress
+_IP_CHARS = re.compile(r"[0-9A-Fa-f:.]*(%.*)?", re.S)
 
 
 def type_family(sql_type: str) -> str:
@@ -75,43 +78,55 @@ def type_family(sql_type: str) -> str:
     return "other"
 
 
-def _share(values: Sequence[str], test) -> float:
-    if not values:
-        return 0.0
-    hits = 0
+def _reaches(values: Sequence[str], test) -> bool:
+    """Whether at least :data:`SHARE` of ``values`` pass ``test``, stopping at the first
+    miss that makes the share unreachable (most kinds are ruled out by a tenth of the
+    sample)."""
+    n = len(values)
+    if not n:
+        return False
+    hits = misses = 0
     for v in values:
         try:
-            if test(v):
-                hits += 1
+            hit = bool(test(v))
         except Exception:  # a library's parser rejecting a value is a miss, not an error
-            pass
-    return hits / len(values)
+            hit = False
+        if hit:
+            hits += 1
+        else:
+            misses += 1
+            if (n - misses) / n < SHARE:  # even every value left a hit falls short
+                return False
+    return hits / n >= SHARE
 
 
 def _ip(v: str) -> bool:
-    ipaddress.ip_address(v.strip())
+    v = v.strip()
+    if not _IP_CHARS.fullmatch(v):
+        return False
+    ipaddress.ip_address(v)
     return True
 
 
 def _iban(v: str) -> bool:
+    if len(v.replace(" ", "")) < 15:
+        return False
     from stdnum import iban
 
-    return len(v.replace(" ", "")) >= 15 and iban.is_valid(v)
+    return iban.is_valid(v)
 
 
 def _card(v: str) -> bool:
-    from stdnum import luhn
-
     if not _CARD_CHARS.match(v):
         return False
+    from stdnum import luhn
+
     digits = re.sub(r"\D", "", v)
     # ISO/IEC 7812 numbers: 12 (Maestro) to 19 digits, the last a Luhn check digit
     return 12 <= len(digits) <= 19 and luhn.is_valid(digits)
 
 
 def _phone(v: str) -> bool:
-    import phonenumbers
-
     m = _PHONE_CHARS.match(v)
     if not m:
         return False
@@ -119,6 +134,8 @@ def _phone(v: str) -> bool:
     digits = re.sub(r"\D", "", v)
     if not 7 <= len(digits) <= 15:
         return False
+    import phonenumbers
+
     # without a leading + a number is read as a national one, in the regions tried in turn
     for region in (None,) if v.strip().startswith("+") else ("US", "GB", "DE", "FR", "IN"):
         n = phonenumbers.parse(v, region)
@@ -142,7 +159,7 @@ def detect_kind(
         return family
     vals = [v for v in (str(x) for x in values) if v != ""]
     if family == "number":
-        if _POSTAL_NAMES.search(column) and vals and _share(vals, _POSTAL.match) >= SHARE:
+        if _POSTAL_NAMES.search(column) and vals and _reaches(vals, _POSTAL.match):
             return "postal-code"
         return "number"
     if not vals:
@@ -157,14 +174,14 @@ def detect_kind(
         ("date", lambda v: _ISO_DATE.match(v) or _OTHER_DATE.match(v)),
     )
     for kind, test in checks:
-        if _share(vals, test) >= SHARE:
+        if _reaches(vals, test):
             return kind
-    postal = _share(vals, _POSTAL.match)
-    if postal >= SHARE and (_POSTAL_NAMES.search(column) or len({len(v) for v in vals}) <= 2):
+    postal = _reaches(vals, _POSTAL.match)
+    if postal and (_POSTAL_NAMES.search(column) or len({len(v) for v in vals}) <= 2):
         return "postal-code"
-    if _share(vals, _phone) >= SHARE:
+    if _reaches(vals, _phone):
         return "phone"
-    if _share(vals, _person_name) >= SHARE:
+    if _reaches(vals, _person_name):
         return "person-name"
     mean_len = sum(len(v) for v in vals) / len(vals)
     mean_words = sum(len(v.split()) for v in vals) / len(vals)

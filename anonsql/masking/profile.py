@@ -147,7 +147,7 @@ def profile_table(
     backend = db.backend
     all_cols = backend.require_table(source)
     cols = list(all_cols if columns is None else columns)
-    backend.require_columns(source, cols)
+    backend.check_columns(source, cols, all_cols)
     types = backend.column_types(source)
     if not cols:
         return []

@@ -55,7 +55,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special, stats
+
+# scipy is imported inside the estimators that use it: a run without a population model
+# (a plain k-anonymity run, the CLI's start) loads none of it
 
 #: the estimators of population uniqueness (option ``estimator`` of ``max_population_uniqueness``)
 UNIQUENESS_ESTIMATORS = ("pitman", "zayatz", "snb", "dankar")
@@ -122,6 +124,8 @@ def _valid(x: float) -> bool:
 
 
 def _solve(fun, starts, ok) -> tuple[float, float] | None:
+    from scipy import optimize
+
     for x0 in starts:
         try:
             with np.errstate(all="ignore"):
@@ -137,6 +141,8 @@ def _solve(fun, starts, ok) -> tuple[float, float] | None:
 
 def zayatz(h: SizeHistogram, population: float) -> float:
     """Zayatz's estimate of the population uniques (ARX ``ModelZayatz``)."""
+    from scipy import stats
+
     c1 = h.of_size(1)
     if c1 == 0:
         return 0.0
@@ -153,6 +159,8 @@ def zayatz(h: SizeHistogram, population: float) -> float:
 def pitman(h: SizeHistogram, population: float) -> float:
     """Pitman's estimate of the population uniques (ARX ``ModelPitman``); NaN when the
     likelihood equations have no admissible solution."""
+    from scipy import special
+
     c1, c2 = h.of_size(1), h.of_size(2)
     if c1 == 0:
         return 0.0
@@ -301,6 +309,8 @@ def uniqueness_report(
 def _poisson_cdf(c: int, lam: float) -> float:
     """P(X <= c) for X ~ Poisson(lam) (the regularized gamma function, as Apache Commons
     Math's ``PoissonDistribution.cumulativeProbability`` computes it)."""
+    from scipy import special
+
     return float(special.pdtr(c, lam))
 
 

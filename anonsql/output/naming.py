@@ -71,12 +71,7 @@ def check_output_name(output: str, source: str | None, backend: Backend | None =
 def existing_relation(backend: Backend, name: str) -> str | None:
     """The name under which the relation that ``name`` resolves to is stored (``adult`` for
     "ADULT" on DuckDB), or None when there is none."""
-    if backend.relation_kind(name) is None:
-        return None
-    for stored in backend.relation_names():
-        if backend.same_relation(stored, name):
-            return stored
-    return name  # a temporary relation: not in the schema's listing
+    return backend.stored_name(name)
 
 
 def written_by(db: Database, name: str) -> str | None:
@@ -86,7 +81,7 @@ def written_by(db: Database, name: str) -> str | None:
     from anonsql.output.provenance import Provenance
 
     backend = db.backend
-    if backend.table_exists(RELATIONS):
+    if RELATIONS in backend.schemas_ready or backend.table_exists(RELATIONS):
         for stored, writer in backend.fetchall(f"SELECT name, writer FROM {RELATIONS}"):
             if backend.same_relation(stored, name):
                 return None if writer == "import" else str(writer)
@@ -101,7 +96,9 @@ def record_written(db: Database, name: str, writer: str) -> None:
     if writer not in WRITERS:
         raise ValueError(f"unknown writer {writer!r}; one of {', '.join(WRITERS)}")
     backend = db.backend
-    backend.execute(template("output/create_relations", backend.dialect))
+    if RELATIONS not in backend.schemas_ready:  # forgotten on rollback, as the others
+        backend.execute(template("output/create_relations", backend.dialect))
+        backend.schemas_ready.add(RELATIONS)
     for (stored,) in backend.fetchall(f"SELECT name FROM {RELATIONS}"):
         if backend.same_relation(stored, name):
             backend.execute(template("output/delete_relation", backend.dialect, name=stored))
