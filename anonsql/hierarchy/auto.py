@@ -170,10 +170,8 @@ def ensure_hierarchies(db, source: str, qis: list[str], given: dict) -> dict[str
     for q in qis:
         if q in given:
             continue
-        if db.hierarchies.exists(q):
-            current = db.hierarchies.load(q)
-            if not is_auto(current.source):
-                continue  # the user's hierarchy
+        if db.hierarchies.exists(q) and not is_auto(db.hierarchies.source_of(q)):
+            continue  # the user's hierarchy (read from the catalog, not loaded)
         b = build_auto(db, source, q)
         db.hierarchies.save(b.hierarchy, q)
         built[q] = b.how

@@ -253,6 +253,12 @@ class HierarchyStore:
     def exists(self, ref: str) -> bool:
         return self._version(ref) is not None
 
+    def source_of(self, ref: str) -> str | None:
+        """Where the version ``ref`` names came from (a file, a builder, ``auto ...``), from
+        the catalog alone; None when there is no such hierarchy."""
+        v = self._version(ref)
+        return None if v is None else v[2]
+
     def require(self, ref: str) -> None:
         if not self.exists(ref):
             known = self.names()
