@@ -81,7 +81,7 @@ class UnitShape:
         return {"unit": unit, "units": self.units, "source_rows": self.rows}
 
 
-def unit_shape(db, source: str, qis: list[str], sensitive: str | None, unit: str) -> UnitShape:
+def unit_shape(db, source: str, unit: str) -> UnitShape:
     """How ``source``'s rows fall into units, from :data:`UNITS` (written first) and one light
     scan of the source (its rows, and those without a unit)."""
     be = db.backend
@@ -109,7 +109,7 @@ def unit_shape(db, source: str, qis: list[str], sensitive: str | None, unit: str
                 exp.alias_(several.subquery(), "x", table=True)
             )
         )[0]
-    return UnitShape(int(rows), int(units), int(nulls or 0), int(varying), example)
+    return UnitShape(int(rows), int(units), nulls, int(varying), example)
 
 
 def require_one_tuple(shape: UnitShape, unit: str, sensitive: str | None) -> None:
@@ -146,7 +146,7 @@ def units_relation(
     # per unit when every unit has one tuple, as the search needs (checked on it)
     db.backend.execute(_temporary(UNITS, rows, db.backend.dialect))
     try:
-        shape = unit_shape(db, source, qis, sensitive, unit)
+        shape = unit_shape(db, source, unit)
         require_one_tuple(shape, unit, sensitive)
     except BaseException:
         db.backend.execute(drop("table", UNITS))

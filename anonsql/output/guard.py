@@ -625,49 +625,28 @@ def _attribute_ctes(
     row_number = exp.Window(this=exp.Anonymous(this="ROW_NUMBER"), order=order)
     if unit is not None:
         # a unit counts once in its class, whatever its rows and values
-        ck_query = (
-            exp.select(
-                *node_keys,
-                exp.alias_(row_number, "class_id"),
-                exp.alias_(_distinct_units(), "size"),
-                exp.alias_(_distinct_units(only_values=True, scol=scol), "vals"),
-            )
-            .from_(table(mapped_name))
-            .group_by(*node_keys)
+        size = _distinct_units()
+        vals = _distinct_units(only_values=True, scol=scol)
+        ck_from = mapped_name
+    else:
+        size = exp.Sum(this=_c("c"))
+        # the records with a sensitive value: NULL is no value (models/compile.py)
+        valued = exp.NEQ(this=_c("s"), expression=exp.convert(NULL_SENSITIVE))
+        vals = exp.Sum(
+            this=exp.Case(ifs=[exp.If(this=valued, true=_c("c"))], default=exp.convert(0))
         )
-    first.append(
-        (
-            ck,
-            ck_query
-            if unit is not None
-            else exp.select(
-                *node_keys,
-                exp.alias_(
-                    exp.Window(this=exp.Anonymous(this="ROW_NUMBER"), order=order), "class_id"
-                ),
-                exp.alias_(exp.Sum(this=_c("c")), "size"),
-                # the records with a sensitive value: NULL is no value (models/compile.py)
-                exp.alias_(
-                    exp.Sum(
-                        this=exp.Case(
-                            ifs=[
-                                exp.If(
-                                    this=exp.NEQ(
-                                        this=_c("s"), expression=exp.convert(NULL_SENSITIVE)
-                                    ),
-                                    true=_c("c"),
-                                )
-                            ],
-                            default=exp.convert(0),
-                        )
-                    ),
-                    "vals",
-                ),
-            )
-            .from_(table(cs))
-            .group_by(*node_keys),
+        ck_from = cs
+    ck_query = (
+        exp.select(
+            *node_keys,
+            exp.alias_(row_number, "class_id"),
+            exp.alias_(size, "size"),
+            exp.alias_(vals, "vals"),
         )
+        .from_(table(ck_from))
+        .group_by(*node_keys)
     )
+    first.append((ck, ck_query))
     # the value order of ordered-distance EMD, as ``check`` ranks the values
     x_s = f"x.{scol}"
     v_order = x_s
