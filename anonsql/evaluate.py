@@ -34,6 +34,7 @@ from anonsql.models import EntropyLDiversity, L1Closeness, PopulationUniqueness,
 from anonsql.models.base import ClassStats, unwrap
 from anonsql.models.compile import SUPPRESSED, model_values_query
 from anonsql.models.requirements import Requirements, population_histogram
+from anonsql.models.unit_requirements import UnitRequirements
 
 
 @dataclass
@@ -133,7 +134,18 @@ def evaluate_levels(
 
         shape = units_relation(db, source, qis, sensitive, unit)
         try:
-            hist = histogram(UNITS)
+            if shape.varying:
+                # units of several records: their distinct records, units counted per class
+                # (anonsql.models.unit_requirements)
+                if several is not None:
+                    raise InputError(
+                        "several sensitive attributes with units whose rows hold several "
+                        'quasi-identifier tuples or sensitive values (README "Privacy units") '
+                        "are not counted yet; give one sensitive attribute"
+                    )
+                hist = Histogram.from_database(db, UNITS, qis, names, sensitive, unit=unit)
+            else:
+                hist = histogram(UNITS)
         finally:
             db.backend.execute(drop("table", UNITS))
         if shape.null_rows:
@@ -143,21 +155,31 @@ def evaluate_levels(
     for j, (lv, h) in enumerate(zip(levels, hist.hierarchies, strict=True)):
         if not 0 <= lv < h.height:
             raise InputError(f"{qis[j]!r}: level {lv} outside 0..{h.top_level}")
-    req = Requirements(models, suppression, sens_h)
-    req.composite = comp
-    req.population = population_histogram(db, models, qis, names)
+    if hist.unit_ids is not None:
+        req: Requirements = UnitRequirements(
+            models, suppression, sens_h, units=hist.units, missing_units=hist.missing_units
+        )
+    else:
+        req = Requirements(models, suppression, sens_h)
+        req.composite = comp
+        req.population = population_histogram(db, models, qis, names)
     req.validate(hist)
     part = Partition.from_histogram(hist, tuple(levels))
     assessment = req.assess(part, hist)
     stats = req.stats(part, hist)
+    stats_of = lambda m: stats  # noqa: E731
+    sizes = part.sizes
+    if isinstance(req, UnitRequirements):
+        unit_stats = req.unit_stats(part, hist)
+        stats_of, sizes = unit_stats.of, unit_stats.sizes
     # suppress failing classes only when the limit allows (ARX): otherwise nothing is
     # suppressed and the transformation is reported as not anonymous
     suppressed = assessment.suppressed if assessment.anonymous else np.zeros(part.classes, bool)
     reports = []
     for m in models:
-        values = m.class_values(stats)
+        values = m.class_values(stats_of(m))
         ok = m.passes(values) | suppressed
-        report = _report(m, values[~suppressed], ok[~suppressed], part.sizes[~suppressed])
+        report = _report(m, values[~suppressed], ok[~suppressed], sizes[~suppressed])
         if m.fails_unreleased(stats):
             # population classes without rows of the table (delta 0) fail delta-presence
             report.holds = False
@@ -165,10 +187,14 @@ def evaluate_levels(
             report.min_value = 0.0
         reports.append(report)
     pop_sizes = _population_sizes(db, population, qis, names, hist, part) if population else None
-    risk = risk_measures(part.sizes, suppressed, pop_sizes).to_dict()
-    risk.update(
-        uniqueness_report(part.sizes[~suppressed], population_size, sampling_fraction, hist.rows)
-    )
+    risk = risk_measures(sizes, suppressed, pop_sizes).to_dict()
+    rows, suppressed_rows = hist.rows, int(part.sizes[suppressed].sum())
+    if isinstance(req, UnitRequirements):
+        # the table's units and the suppressed ones, each counted once
+        rows, suppressed_rows = req.units, int(assessment.suppressed_rows)
+        risk.update(rows=rows, suppressed_rows=suppressed_rows)
+        risk["suppressed_share"] = suppressed_rows / rows if rows else 0.0
+    risk.update(uniqueness_report(sizes[~suppressed], population_size, sampling_fraction, rows))
     if comp is None:
         risk.update(_seed004_privacy(stats, ~suppressed))
     else:  # the worst attribute's
@@ -183,9 +209,9 @@ def evaluate_levels(
         loss[name] = qm.score(part, suppressed)
     loss.update(_seed004_loss(hist, part, suppressed))
     return Evaluation(
-        hist.rows,
+        rows,
         int((~suppressed).sum()),
-        int(part.sizes[suppressed].sum()),
+        suppressed_rows,
         assessment.anonymous,
         reports,
         risk,

@@ -176,14 +176,6 @@ def test_what_a_unit_does_not_combine_with(extra, message, monkeypatch):
     db.close()
 
 
-def test_a_unit_with_two_tuples_is_refused_naming_it():
-    db = _zip_case()
-    db.backend.execute("INSERT INTO visits VALUES ('20003', 'p1', 300)")
-    with pytest.raises(InputError, match=r"1 of 7 units \(pid = 'p1', \.\.\.\) hold more than"):
-        anonymize(db, "visits", Spec(qis=["zip"], k=3, unit="pid", output="o", **VISIT))
-    db.close()
-
-
 def test_check_counts_units():
     from anonsql.evaluate import check_table
     from anonsql.models import KAnonymity

@@ -12,6 +12,7 @@ from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.anonymization import sensitive_columns
 from anonsql.backend.sql_templates import drop
 from anonsql.data.engine_classes import is_in_engine, load_histogram, parse_size
+from anonsql.data.histogram import Histogram
 from anonsql.data.multi_sa import MULTI_SA, SA_COLUMN, composite, multi_sa_relation
 from anonsql.data.partition import Partition
 from anonsql.data.units import UNITS, units_relation
@@ -21,6 +22,7 @@ from anonsql.metrics.risk import risk_measures
 from anonsql.models import HierarchicalEMD
 from anonsql.models.goal import build_models
 from anonsql.models.requirements import Requirements, population_histogram
+from anonsql.models.unit_requirements import UnitRequirements, check_unit_models
 from anonsql.output.recoding import LevelRecoding
 from anonsql.search import search as make_search
 from anonsql.search.base import Search, SearchResult
@@ -81,6 +83,8 @@ class _Lattice(Algorithm):
                     f"NULL); give missing='suppress' (--missing suppress) to suppress them, "
                     f"each counted as one unit against the suppression limit, or fill the unit"
                 )
+        if units is not None and units.varying:
+            return self._run_units(ctx, units, search, models, quality, metric, sens_h, several)
         if several is not None:
             # several sensitive attributes: the search reads their tuple as one composite
             # value (anonsql.data.multi_sa), each model tests each attribute
@@ -116,16 +120,48 @@ class _Lattice(Algorithm):
                 hist.close(keep_limit=True)
                 ctx.after.callback(hist.release_limit)
 
-    def _run(self, ctx, hist, search, models, quality, metric, sens_h, comp=None) -> Outcome:
+    def _run_units(self, ctx, units, search, models, quality, metric, sens_h, several):
+        """Units whose rows hold several QI tuples or sensitive values: the search reads
+        their distinct records and counts each class's units itself
+        (:mod:`anonsql.models.unit_requirements`)."""
+        spec = ctx.spec
+        if several is not None:
+            raise InputError(
+                f"several sensitive attributes with units whose rows hold several "
+                f"quasi-identifier tuples or sensitive values ({units.varying} of "
+                f"{units.units} units, e.g. {spec.unit} = {units.example!r}) are not counted "
+                f'yet (README "Privacy units"); give one sensitive attribute per run'
+            )
+        check_unit_models(models)
+        hist = Histogram.from_database(
+            ctx.db, UNITS, spec.qis, ctx.keys, spec.sensitive, spec.missing, unit=spec.unit
+        )
+        requirements = UnitRequirements(models, spec.suppression, sens_h)
+        requirements.units = hist.units + units.null_rows
+        requirements.missing_units = hist.missing_units + units.null_rows
+        if requirements.allowed(0) < 0:
+            raise InputError(
+                f"{requirements.missing_units} unit(s) have rows without a unit or with values "
+                f"missing from their hierarchies, more than the suppression limit allows "
+                f"({spec.suppression:.1%} of {requirements.units} units)"
+            )
+        outcome = self._run(ctx, hist, search, models, quality, metric, sens_h, None, requirements)
+        outcome.measures.update(units.figures(spec.unit))
+        return outcome
+
+    def _run(
+        self, ctx, hist, search, models, quality, metric, sens_h, comp=None, requirements=None
+    ) -> Outcome:
         spec = ctx.spec
         if hist.rows == 0:
             if hist.missing_rows:
                 raise InputError(f"every row of {ctx.source!r} holds a value its hierarchy lacks")
             raise InputError(f"table {ctx.source!r} is empty")
-        budget = suppression_budget(spec.suppression, hist.rows, hist.missing_rows)
-        requirements = Requirements(models, budget, sens_h)
-        requirements.composite = comp
-        requirements.population = population_histogram(ctx.db, models, spec.qis, ctx.keys)
+        if requirements is None:
+            budget = suppression_budget(spec.suppression, hist.rows, hist.missing_rows)
+            requirements = Requirements(models, budget, sens_h)
+            requirements.composite = comp
+            requirements.population = population_histogram(ctx.db, models, spec.qis, ctx.keys)
         requirements.validate(hist)
         ctx.timings["histogram"] = time.perf_counter() - ctx.t0
 
@@ -154,8 +190,18 @@ class _Lattice(Algorithm):
             raise RuntimeError(
                 f"{result.algorithm} returned {levels}, which fails the privacy models"
             )
-        measures = risk_measures(part.sizes, assessment.suppressed).to_dict()
-        if hist.missing_rows:
+        if isinstance(requirements, UnitRequirements):
+            # per class its distinct units (a unit with records in several classes counts in
+            # each); the table's units and the suppressed ones, counted once each
+            sizes = requirements.unit_stats(part, hist).sizes
+            measures = risk_measures(sizes, assessment.suppressed).to_dict()
+            measures["rows"] = requirements.units
+            measures["suppressed_rows"] = assessment.suppressed_rows + requirements.missing_units
+            measures["suppressed_share"] = measures["suppressed_rows"] / requirements.units
+            measures["unit_records"] = hist.rows + hist.missing_rows
+        else:
+            measures = risk_measures(part.sizes, assessment.suppressed).to_dict()
+        if hist.missing_rows and not isinstance(requirements, UnitRequirements):
             measures["missing_rows"] = hist.missing_rows
             measures["suppressed_rows"] = measures.get("suppressed_rows", 0) + hist.missing_rows
             measures["rows"] = measures.get("rows", 0) + hist.missing_rows

@@ -38,6 +38,17 @@ class Histogram:
     #: their sensitive values' counts (indexed like ``sens_labels``): suppressed rows stay in
     #: the table's sensitive distribution, as ``check`` and the output guard count them
     missing_sens: np.ndarray | None = None
+    #: with a privacy unit whose rows hold several QI tuples (README "Privacy units"): the
+    #: rows are distinct (unit, QI leaves, sensitive value) records, ``unit_ids`` numbers
+    #: each row's unit densely, and :attr:`units` counts every unit of the table (those whose
+    #: every record lacks a hierarchy value included); see :mod:`anonsql.data.units`
+    unit_ids: np.ndarray | None = None
+    units: int = 0
+    #: the units with a record left out (a value its hierarchy lacks): suppressed units
+    missing_units: int = 0
+    #: the left-out records' (unit id, sensitive value index) pairs: they stay in the
+    #: table's sensitive distribution, as :attr:`missing_sens` does for rows
+    missing_unit_values: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def rows(self) -> int:
@@ -123,6 +134,7 @@ class Histogram:
         missing: str = "error",
         within: str | None = None,
         max_rows: int | None = None,
+        unit: str | None = None,
     ) -> Histogram:
         """One GROUP BY in the database: QI values are joined to their leaf node ids.
         ``within``: a table of raw QI values ``v0, v1, ...`` (as VARCHAR); only the rows
@@ -132,12 +144,16 @@ class Histogram:
         A QI value its hierarchy lacks (or NULL) is an error naming the values, or with
         ``missing="suppress"`` its rows are left out and counted in :attr:`missing_rows`
         (the caller charges them to the suppression limit; the output guard suppresses
-        them at every read)."""
+        them at every read).
+
+        ``unit``: the rows are the distinct (unit, QI values, sensitive value) of ``source``
+        (README "Privacy units", units whose rows hold several QI tuples), numbered by unit
+        in :attr:`unit_ids`."""
         if missing not in ("error", "suppress"):
             raise InputError(f"missing is 'error' or 'suppress', not {missing!r}")
         hierarchies = [db.hierarchies.load(n) for n in hierarchy_names]
         keys = [db.hierarchies.pin(n) for n in hierarchy_names]
-        query = histogram_query(source, qis, keys, sensitive, within)
+        query = histogram_query(source, qis, keys, sensitive, within, unit)
         if max_rows is not None:
             # a histogram beyond the memory budget is never read whole: the caller keeps it
             # in the engine instead (anonsql.data.engine_classes)
@@ -153,9 +169,15 @@ class Histogram:
                 if missing == "error":
                     _explain_missing(db, source, q, n)
                 bad |= np.asarray(lacking, dtype=bool)
+        unit_codes = None
+        if unit is not None:
+            unit_codes, unit_names = pd.factorize(np.asarray(grouped.pop("u"), dtype=object))
         dropped = 0
         missing_sens: pd.Series | None = None
+        grouped_s_bad = None
         if bad.any():
+            if sensitive is not None:
+                grouped_s_bad = np.asarray(grouped["s"], dtype=object)[bad]
             dropped = int(np.asarray(grouped["n"])[bad].sum())
             if sensitive is not None:
                 s = pd.Series(np.asarray(grouped["s"], dtype=object)[bad])
@@ -173,6 +195,14 @@ class Histogram:
         extra = list(missing_sens.index) if missing_sens is not None else None
         hist = cls._from_grouped(grouped, qis, hierarchies, sensitive, extra)
         hist.missing_rows = dropped
+        if unit_codes is not None:
+            hist.unit_ids = unit_codes[~bad].astype(np.int64)
+            hist.units = len(unit_names)
+            hist.missing_units = len(np.unique(unit_codes[bad]))
+            if grouped_s_bad is not None:
+                s = pd.Series(np.asarray(grouped_s_bad, dtype=object))
+                labels = pd.Index(hist.sens_labels).get_indexer(s.where(s.notna(), "NULL"))
+                hist.missing_unit_values = (unit_codes[bad].astype(np.int64), labels)
         if missing_sens is not None:
             hist.missing_sens = missing_sens.reindex(hist.sens_labels, fill_value=0).to_numpy(
                 np.float64
@@ -209,15 +239,19 @@ def histogram_query(
     hierarchy_names: list[str],
     sensitive: str | None,
     within: str | None = None,
+    unit: str | None = None,
 ) -> exp.Select:
     """Group the source by its raw QI values first (one pass over the rows, no joins), then
     map the distinct combinations to leaf node ids. A LEFT JOIN keeps values the hierarchy
-    lacks as NULL ids, which the caller reports."""
+    lacks as NULL ids, which the caller reports. With ``unit``, the unit (as text) is one
+    more grouping key, output as ``u``."""
     raw = [exp.alias_(exp.cast(column(q), "VARCHAR"), f"v{j}") for j, q in enumerate(qis)]
     keys = [exp.column(f"v{j}") for j in range(len(qis))]
     if sensitive is not None:
         raw.append(exp.alias_(exp.cast(column(sensitive), "VARCHAR"), "s"))
         keys.append(exp.column("s"))
+    if unit is not None:
+        raw.append(exp.alias_(exp.cast(column(unit), "VARCHAR"), "u"))
     grouped = (
         exp.select(*raw, exp.alias_(exp.Count(this=exp.Star()), "n"))
         .from_(table(source))
@@ -243,6 +277,8 @@ def histogram_query(
         select = select.select(exp.alias_(exp.column("id", alias), f"q{j}"), copy=False)
     if sensitive is not None:
         select = select.select(exp.alias_(exp.column("s", "g"), "s"), copy=False)
+    if unit is not None:
+        select = select.select(exp.alias_(exp.column("u", "g"), "u"), copy=False)
     return select.select(exp.alias_(exp.column("n", "g"), "n"), copy=False)
 
 

@@ -67,7 +67,7 @@ class Partition:
         """Class id of each histogram row."""
         if self.row_class is not None:
             return self.row_class
-        if hist.sens is None and not any(self.levels):
+        if hist.sens is None and hist.unit_ids is None and not any(self.levels):
             return np.arange(len(hist.counts), dtype=np.int64)
         return Partition.from_histogram(hist, self.levels).classes_of_rows(hist)
 
@@ -101,9 +101,10 @@ class Partition:
             leaves = hist.codes[:, j] if rows is None else hist.codes[rows, j]
             return h.level_rank32[h.ancestor_column(levels[j])[leaves]]
 
-        if hist.sens is None and not any(levels):
+        if hist.sens is None and hist.unit_ids is None and not any(levels):
             # without a sensitive attribute the histogram's rows are distinct leaf
-            # combinations: its rows are the bottom's classes, no grouping needed; where
+            # combinations (with a unit of several tuples they are not: distinct records of
+            # units): its rows are the bottom's classes, no grouping needed; where
             # leaves are numbered first (hierarchies built by from_rows), the leaf ids are
             # the level-0 codes and the histogram's array is shared, not copied
             if all(_leaves_first(h) for h in hs):

@@ -8,15 +8,22 @@ protecting privacy", 2002: each released combination of quasi-identifier values 
 least k *individuals*), and the entity counting of Snowflake's privacy unit and Tumult
 Analytics' privacy IDs.
 
-What the search supports today: every unit's rows share one quasi-identifier tuple and one
-sensitive value (a person's birth year, sex and zip code on each of their visits). Then each
-unit falls into exactly one class at every generalization, so distinct units add up when
-classes merge, exactly as rows do: the lattice search runs unchanged on a histogram whose
-counts are distinct units, with every pruning rule proven for additive counts, and no unit is
-ever partly suppressed. A unit whose rows hold several quasi-identifier tuples or several
-sensitive values is refused with an error that names one, before anything is written. At
-every read the output's guard counts ``COUNT(DISTINCT unit)`` per class (it does not rely on
-that shape), so a unit that later moves or gains rows is still counted once per class.
+When every unit's rows share one quasi-identifier tuple and one sensitive value (a person's
+birth year, sex and zip code on each of their visits), each unit falls into exactly one class
+at every generalization, so distinct units add up when classes merge, exactly as rows do: the
+lattice search runs unchanged on a histogram whose counts are distinct units, with every
+pruning rule proven for additive counts, and no unit is ever partly suppressed. That case is
+detected (:attr:`UnitShape.varying` is 0) and keeps the speed of a row-level run.
+
+Otherwise (a person who moved, the visit date as a QI, several diagnoses) the search reads the
+table's distinct (unit, QI tuple, sensitive value) records and counts each class's units
+itself, with the rules re-proven for counts that do not add up
+(:mod:`anonsql.models.unit_requirements`). Such a release defends against an adversary who
+knows all of one person's quasi-identifier tuples as long as the person's records cannot be
+linked to each other in the output: the unit is never released, nor any mask that links its
+rows (:mod:`anonsql.masking.roles` refuses them). At every read the output's guard counts
+``COUNT(DISTINCT unit)`` per class, so a unit that later moves or gains rows is still counted
+once per class.
 """
 
 from __future__ import annotations
@@ -112,24 +119,12 @@ def unit_shape(db, source: str, unit: str) -> UnitShape:
     return UnitShape(int(rows), int(units), nulls, int(varying), example)
 
 
-def require_one_tuple(shape: UnitShape, unit: str, sensitive: str | None) -> None:
-    """The search counts units exactly when each unit has one QI tuple (and sensitive value):
-    refuse the other tables, naming a unit, before anything is written."""
-    if shape.varying:
-        what = "quasi-identifier tuple" + (" or sensitive value" if sensitive else "")
-        raise InputError(
-            f"{shape.varying} of {shape.units} units ({unit} = {shape.example!r}, ...) hold "
-            f"more than one {what}; the search counts units when each unit's rows share one "
-            f'(README "Privacy units": quasi-identifiers that vary within a unit are not '
-            f"supported yet)"
-        )
-
-
 def units_relation(
     db, source: str, qis: list[str], sensitive: str | list[str] | None, unit: str
 ) -> UnitShape:
-    """Check the table's units and write :data:`UNITS`: one row per unit (its unit, QIs and
-    sensitive value), so that every count the search makes is a count of units."""
+    """Write :data:`UNITS`, the table's distinct (unit, QIs, sensitive value) records, and
+    say how the rows fall into units: one record per unit when each unit's rows share one
+    tuple (``varying`` 0), so that every count the search makes is a count of units."""
     from anonsql.backend.sql_templates import drop
     from anonsql.data.engine_classes import _temporary
 
@@ -147,7 +142,6 @@ def units_relation(
     db.backend.execute(_temporary(UNITS, rows, db.backend.dialect))
     try:
         shape = unit_shape(db, source, unit)
-        require_one_tuple(shape, unit, sensitive)
     except BaseException:
         db.backend.execute(drop("table", UNITS))
         raise
@@ -159,7 +153,6 @@ __all__ = [
     "UNIT_ALGORITHMS",
     "UnitShape",
     "check_unit_options",
-    "require_one_tuple",
     "unit_shape",
     "unit_value",
     "units_relation",

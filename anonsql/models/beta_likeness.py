@@ -54,6 +54,7 @@ def _class_max(stats: ClassStats, per_pair: np.ndarray) -> np.ndarray:
 
 
 class _BetaLikeness(PrivacyModel):
+    reads_distribution = True
     needs_sensitive = True
     monotone_without_suppression = True  # a linear bound on p per value (module docstring)
     monotone_with_suppression = False  # a merge with a failing class fails (module docstring)

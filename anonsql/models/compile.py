@@ -46,7 +46,8 @@ def class_ctes(
 ) -> list[tuple[str, exp.Expression]]:
     """The four relations; with ``unit`` (README "Privacy units") every count is of distinct
     units: a class's size is its units, a sensitive value counts once per unit holding it,
-    and a row without a unit counts for no one."""
+    each unit weighs once in the distributions (``class_shares``, ``overall``), and a row
+    without a unit counts for no one."""
     order = exp.Order(expressions=[exp.Ordered(this=column(q)) for q in qis])
     class_id = exp.Window(this=exp.Anonymous(this="DENSE_RANK"), order=order)
     supp = exp.and_(*[exp.cast(column(q), "VARCHAR").eq(exp.convert(marker)) for q in qis])
@@ -64,22 +65,61 @@ def class_ctes(
         with_value = f"COUNT(DISTINCT CASE WHEN b.s <> '{NULL_SENSITIVE}' THEN b.u END)"
     order = SENSITIVE_ORDER.format(s="b.s")
     null = f"'{NULL_SENSITIVE}'"  # a constant of this module, not user input
-    ctes = sqlglot.parse_one(
-        f"""
-        WITH classes AS (
-          SELECT b.class_id, CAST({count} AS DOUBLE) AS size,
-                 MIN(CASE WHEN b.suppressed THEN 1 ELSE 0 END) = 1 AS suppressed,
-                 NULLIF(CAST({with_value} AS DOUBLE), 0) AS vals
-          FROM base AS b GROUP BY b.class_id
-        ), class_sensitive AS (
-          SELECT b.class_id, b.s, CAST({count} AS DOUBLE) AS c
-          FROM base AS b WHERE b.s <> {null} GROUP BY b.class_id, b.s
-        ), overall AS (
+    overall = f"""
           SELECT b.s,
                  CAST({count} AS DOUBLE) / (SELECT {rows} FROM base AS y WHERE y.s <> {null})
                    AS q,
                  ROW_NUMBER() OVER (ORDER BY {order}) AS rnk
-          FROM base AS b WHERE b.s <> {null} GROUP BY b.s
+          FROM base AS b WHERE b.s <> {null} GROUP BY b.s"""
+    shares = ""
+    if unit is not None:
+        # each unit weighs once, shared equally among the distinct values it holds, in its
+        # class (class_shares, read by the distribution models) and in the table
+        # (anonsql.models.unit_requirements)
+        overall = f"""
+          SELECT b.s, SUM(1.0 / w.m) / (SELECT COUNT(DISTINCT y.u) FROM unit_values AS y) AS q,
+                 ROW_NUMBER() OVER (ORDER BY {order}) AS rnk
+          FROM unit_values AS b JOIN (SELECT u, COUNT(*) AS m FROM unit_values GROUP BY u) AS w
+            ON w.u = b.u
+          GROUP BY b.s"""
+        shares = f"""
+        , class_share_totals AS (
+          SELECT b.class_id, CAST({count} AS DOUBLE) AS size,
+                 MIN(CASE WHEN b.suppressed THEN 1 ELSE 0 END) = 1 AS suppressed,
+                 NULLIF(CAST({with_value} AS DOUBLE), 0) AS vals
+          FROM base AS b GROUP BY b.class_id
+        ), unit_values AS (
+          SELECT DISTINCT b.u, b.s FROM base AS b WHERE b.s <> {null} AND b.u IS NOT NULL
+        ), class_unit_values AS (
+          SELECT DISTINCT b.class_id, b.u, b.s FROM base AS b
+          WHERE b.s <> {null} AND b.u IS NOT NULL
+        ), class_shares AS (
+          SELECT x.class_id, x.s, SUM(1.0 / w.m) AS c
+          FROM class_unit_values AS x JOIN (
+            SELECT class_id, u, COUNT(*) AS m FROM class_unit_values GROUP BY class_id, u
+          ) AS w ON w.class_id = x.class_id AND w.u = x.u
+          GROUP BY x.class_id, x.s
+        )"""
+    vals, held = f"NULLIF(CAST({with_value} AS DOUBLE), 0)", ""
+    if unit is not None:
+        # a count model's class total is the sum of its counts (a value once per unit holding
+        # it), as its numpy side sums them; the distribution models read class_share_totals
+        vals = "NULLIF(CAST(MAX(h.held) AS DOUBLE), 0)"
+        held = (
+            " LEFT JOIN (SELECT x.class_id, SUM(x.c) AS held FROM class_sensitive AS x "
+            "GROUP BY x.class_id) AS h ON h.class_id = b.class_id"
+        )
+    ctes = sqlglot.parse_one(
+        f"""
+        WITH class_sensitive AS (
+          SELECT b.class_id, b.s, CAST({count} AS DOUBLE) AS c
+          FROM base AS b WHERE b.s <> {null} GROUP BY b.class_id, b.s
+        ), classes AS (
+          SELECT b.class_id, CAST({count} AS DOUBLE) AS size,
+                 MIN(CASE WHEN b.suppressed THEN 1 ELSE 0 END) = 1 AS suppressed,
+                 {vals} AS vals
+          FROM base AS b{held} GROUP BY b.class_id
+        ){shares}, overall AS ({overall}
         ) SELECT 1
         """,
         read="duckdb",
@@ -102,6 +142,16 @@ def model_values_query(
     if "top" in params and params["top"] is None:
         params = {**params, "top": top_level}
     values = template(name, dialect, **params)
+    if unit is not None and getattr(model, "reads_distribution", False):
+        # each unit weighs once in its class's distribution (class_shares above)
+        shared = {"class_sensitive": "class_shares", "classes": "class_share_totals"}
+        values = values.transform(
+            lambda n: (
+                exp.alias_(exp.to_table(shared[n.name]), n.alias or n.name, table=True)
+                if isinstance(n, exp.Table) and not n.db and n.name in shared
+                else n
+            )
+        )
     cond = sqlglot.parse_one(model.sql_pass(), read="duckdb")
     cond = cond.transform(
         lambda n: exp.column("value", "v") if isinstance(n, exp.Column) and n.name == "value" else n

@@ -42,6 +42,8 @@ class DeltaDisclosure(PrivacyModel):
     """delta-disclosure privacy (Brickell and Shmatikov; ARX ``DDisclosurePrivacy``): every
     value present in a class has ``|log2(p / q)| < delta``."""
 
+    reads_distribution = True
+
     name = "delta-disclosure"
     needs_sensitive = True
     monotone_without_suppression = False  # absent values are not tested (module docstring)

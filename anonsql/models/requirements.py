@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import ClassVar
 
 import numpy as np
 
@@ -84,6 +85,9 @@ class Requirements:
     _overall: np.ndarray | None = field(default=None, repr=False)
     #: per model: the largest class value over point masses (see :meth:`_convex_form`)
     _f_max: dict = field(default_factory=dict, repr=False)
+    #: class counts add up when classes merge (rows, or units of one record each): the
+    #: searches' bounds over summed counts (Flash's projection sieve) hold
+    additive: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         lim = self.suppression_limit

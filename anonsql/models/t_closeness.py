@@ -42,6 +42,7 @@ def _chunks(n_rows: int, width: int):
 
 
 class _TCloseness(PrivacyModel):
+    reads_distribution = True
     needs_sensitive = True
     monotone_without_suppression = True  # convex distances (module docstring)
     monotone_with_suppression = False  # a merge with a far class fails (module docstring)

@@ -52,6 +52,9 @@ from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
 PREFIX = "__anonsql_"
 #: the relations the model templates read, renamed to prefixed CTEs here
 _MODEL_RELATIONS = ("classes", "class_sensitive", "overall")
+#: with a privacy unit, what a distribution model reads instead: each unit weighing once,
+#: shared among its values (anonsql.models.unit_requirements)
+_SHARED = {"class_sensitive": "class_shares", "classes": "class_share_totals"}
 
 
 @dataclass(frozen=True)
@@ -137,11 +140,17 @@ def _mapping_joins(
     return q, [_c(f"n{j}", r) for j in range(len(qis))], [_c(f"g{j}", r) for j in range(len(qis))]
 
 
-def _rename_model_relations(tree: exp.Expression, suffix: str = "") -> exp.Expression:
+def _rename_model_relations(
+    tree: exp.Expression, suffix: str = "", shares: bool = False
+) -> exp.Expression:
+    """Point a model's template at the prefixed relations; with ``shares``, its
+    ``class_sensitive`` is the per-unit weighted one (``class_shares``)."""
+
     def rename(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Table) and not node.db and node.name in _MODEL_RELATIONS:
+            name = _SHARED.get(node.name, node.name) if shares else node.name
             return exp.alias_(
-                exp.to_table(PREFIX + node.name + suffix), node.alias or node.name, table=True
+                exp.to_table(PREFIX + name + suffix), node.alias or node.name, table=True
             )
         return node
 
@@ -149,10 +158,15 @@ def _rename_model_relations(tree: exp.Expression, suffix: str = "") -> exp.Expre
 
 
 def _model_ok(
-    models: list[PrivacyModel], dialect: str, top: int | None, suffix: str = ""
+    models: list[PrivacyModel],
+    dialect: str,
+    top: int | None,
+    suffix: str = "",
+    unit: bool = False,
 ) -> exp.Select:
     """``class_id, ok`` over the prefixed ``classes`` relation (of one sensitive attribute:
-    ``suffix``): every model's SQL test."""
+    ``suffix``): every model's SQL test. With a ``unit``, the distribution models read each
+    unit's weight shared among its values (:mod:`anonsql.models.unit_requirements`)."""
     cls = f"{PREFIX}classes{suffix}"
     q = exp.select(_c("class_id", "c")).from_(exp.alias_(exp.to_table(cls), "c", table=True))
     conds = []
@@ -162,7 +176,8 @@ def _model_ok(
         name, params = model.sql_template()
         if "top" in params and params["top"] is None:
             params = {**params, "top": top}
-        values = _rename_model_relations(template(name, dialect, **params), suffix)
+        shares = unit and getattr(model, "reads_distribution", False)
+        values = _rename_model_relations(template(name, dialect, **params), suffix, shares)
         v = f"v{i}"
         cond = sqlglot.parse_one(model.sql_pass(), read="duckdb")
         cond = cond.transform(
@@ -654,33 +669,82 @@ def _attribute_ctes(
         v_order = SENSITIVE_ORDER.format(s=x_s)
     null = f"'{NULL_SENSITIVE}'"  # a constant of anonsql, not user input
     s_as = "" if scol == "s" else " AS s"
-    # the table's distribution: rows per value, or units holding each value
-    share, whole = "SUM(x.n)", "SUM(y.n)"
+    on_nodes = " AND ".join(f"x.{n} = k.{n}" for n in n_cols)
+    overall = f"""
+          SELECT {x_s}{s_as}, CAST(SUM(x.n) AS DOUBLE) / (SELECT SUM(y.n) FROM {grouped_name} AS y
+                                                 WHERE y.{scol} <> {null})
+                   AS q,
+                 ROW_NUMBER() OVER (ORDER BY {v_order}) AS rnk
+          FROM {grouped_name} AS x WHERE {x_s} <> {null} GROUP BY {x_s}"""
+    shares = ""
     if unit is not None:
-        share, whole = "COUNT(DISTINCT x.u)", "COUNT(DISTINCT y.u)"
+        # each unit weighs once, shared equally among the distinct values it holds: in its
+        # class (the distribution models' class_shares) and in the table (overall); a unit
+        # of one value weighs 1 on it (anonsql.models.unit_requirements)
+        uv, cu, m = f"{PREFIX}uv{suffix}", f"{PREFIX}cuv{suffix}", f"{PREFIX}cum{suffix}"
+        overall = f"""
+          SELECT {x_s}{s_as}, SUM(1.0 / w.m) / (SELECT COUNT(DISTINCT y.u) FROM {uv} AS y) AS q,
+                 ROW_NUMBER() OVER (ORDER BY {v_order}) AS rnk
+          FROM {uv} AS x JOIN (SELECT u, COUNT(*) AS m FROM {uv} GROUP BY u) AS w ON w.u = x.u
+          GROUP BY {x_s}"""
+        keys = ", ".join(n_cols)
+        shares = f"""
+        , {cu} AS (
+          SELECT DISTINCT {keys}, {scol}, u FROM {mapped_name} WHERE {scol} <> {null}
+        ), {m} AS (
+          SELECT {keys}, u, COUNT(*) AS m FROM {cu} GROUP BY {keys}, u
+        ), {PREFIX}class_shares{suffix} AS (
+          SELECT k.class_id, x.{scol}{s_as}, SUM(1.0 / w.m) AS c
+          FROM {cu} AS x JOIN {m} AS w ON {" AND ".join(f"w.{n} = x.{n}" for n in n_cols)}
+            AND w.u = x.u
+          JOIN {ck} AS k ON {on_nodes}
+          GROUP BY k.class_id, x.{scol}
+        )"""
+        shares = (
+            f""", {uv} AS (
+          SELECT DISTINCT u, {scol} FROM {grouped_name}
+          WHERE {scol} <> {null} AND u IS NOT NULL
+        )"""
+            + shares
+        )
+    vals, held = "k.vals", ""
+    if unit is not None:
+        # a count model's class total is the sum of its counts (a value once per unit holding
+        # it), as its numpy side sums them; the distribution models read class_share_totals
+        keys = ", ".join(f"x.{n}" for n in n_cols)
+        on_held = " AND ".join(f"h.{n} = k.{n}" for n in n_cols)
+        vals = "h.held"
+        held = (
+            f" LEFT JOIN (SELECT {keys}, SUM(x.c) AS held FROM {cs} AS x "
+            f"WHERE x.s <> {null} GROUP BY {keys}) AS h ON {on_held}"
+        )
+        shares += f"""
+        , {PREFIX}class_share_totals{suffix} AS (
+          SELECT k.class_id, CAST(k.size AS DOUBLE) AS size, FALSE AS suppressed,
+                 NULLIF(CAST(k.vals AS DOUBLE), 0) AS vals
+          FROM {ck} AS k
+        )"""
     rel = sqlglot.parse_one(
         f"""
         WITH {PREFIX}classes{suffix} AS (
           SELECT k.class_id, CAST(k.size AS DOUBLE) AS size, FALSE AS suppressed,
-                 NULLIF(CAST(k.vals AS DOUBLE), 0) AS vals{at.population}
-          FROM {ck} AS k {at.pop_join}
+                 NULLIF(CAST({vals} AS DOUBLE), 0) AS vals{at.population}
+          FROM {ck} AS k{held} {at.pop_join}
         ), {PREFIX}class_sensitive{suffix} AS (
           SELECT k.class_id, x.s, CAST(x.c AS DOUBLE) AS c
-          FROM {cs} AS x JOIN {ck} AS k ON {" AND ".join(f"x.{n} = k.{n}" for n in n_cols)}
+          FROM {cs} AS x JOIN {ck} AS k ON {on_nodes}
           WHERE x.s <> {null}
-        ), {PREFIX}overall{suffix} AS (
-          SELECT {x_s}{s_as}, CAST({share} AS DOUBLE) / (SELECT {whole} FROM {grouped_name} AS y
-                                                 WHERE y.{scol} <> {null})
-                   AS q,
-                 ROW_NUMBER() OVER (ORDER BY {v_order}) AS rnk
-          FROM {grouped_name} AS x WHERE {x_s} <> {null} GROUP BY {x_s}
+        ){shares}, {PREFIX}overall{suffix} AS ({overall}
         ) SELECT 1
         """,
         read="duckdb",
     ).args["with_"]
     rest = [(c.alias, c.this) for c in rel.expressions]
     rest.append(
-        (f"{PREFIX}class_ok{suffix}", _model_ok(models, dialect, guard.sensitive_top, suffix))
+        (
+            f"{PREFIX}class_ok{suffix}",
+            _model_ok(models, dialect, guard.sensitive_top, suffix, unit is not None),
+        )
     )
     return first, rest
 

@@ -237,7 +237,9 @@ class Flash(Search):
         milliseconds; no node check is spent on these nodes.
         """
         ks = [m.k for m in requirements.models if isinstance(m, KAnonymity)]
-        if not ks or max(ks) <= 1:
+        if not ks or max(ks) <= 1 or not getattr(requirements, "additive", True):
+            # counts of units holding several records do not add up over a projection's
+            # classes (anonsql.models.unit_requirements): no sieve
             return None
         k = max(ks)
         allowed = self.allowed

@@ -1,0 +1,233 @@
+"""A privacy goal counted in units whose records hold several QI tuples (README "Privacy
+units", units of several records).
+
+A person with several visits may hold several quasi-identifier tuples (they moved; the visit
+date is a QI) and several sensitive values. Each of their records then falls into its own
+class, and a class's size is its number of *distinct units*, which no longer adds up when
+classes merge: two classes of 3 units each may make a class of 4. The histogram's rows are the
+table's distinct (unit, QI tuple, sensitive value) records (:mod:`anonsql.data.units`); this
+module counts the units of each class of a node from them.
+
+What each count is (the definitions the guard and ``check`` compute in SQL, too):
+
+* k: a class holds at least k distinct units (Sweeney's "at least k individuals").
+* The suppression limit is a share of the table's units. A unit counts as suppressed as soon
+  as one of its records is, partly suppressed units included: the limit bounds the people the
+  release touches, so counting a partly suppressed person as untouched would understate it.
+* Count models (l-diversity: distinct, entropy, recursive (c,l), Grassberger): a sensitive
+  value counts once per unit holding it in the class (Gong et al., "Anonymizing 1:M microdata
+  with high utility", Knowledge-Based Systems 2017, count each individual once per value).
+* Distribution models (t-closeness, beta-likeness, delta-disclosure): each unit weighs once in
+  its class, shared equally among the distinct values it holds there; the table's distribution
+  weighs each unit once alike. A unit holding one value weighs 1 on it: the plain definitions.
+
+What the search may infer (every rule below is what :class:`Requirements` proves for rows,
+re-proven for these counts; the tests hold the searches to the exhaustive scan):
+
+* k-anonymity and distinct l-diversity stay monotone with suppression: a union of classes
+  holds at least the distinct units (values) of each part. So a class failing them has parts
+  failing them in every specialization, and its records are suppressed there too: the units
+  with a record in such classes are a lower bound of the suppressed units of the node and of
+  every specialization (``below``), and the suppressed records of a generalization are a
+  subset of the node's, so its suppressed units are too.
+* The other models are not treated as monotone in either sense: with units spanning several
+  classes, a union's distribution is not the mixture of its parts' (a unit's weight is shared
+  anew), so the convexity bounds of :meth:`Requirements.screen` do not carry over. Nodes are
+  then settled by their own checks only.
+* Risk thresholds over all released classes (table-level models) and a population table are
+  refused with units of several records (:func:`check_unit_models`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from anonsql.data.histogram import Histogram
+from anonsql.data.partition import Partition
+from anonsql.errors import InputError
+from anonsql.models.base import NULL_SENSITIVE, ClassStats, PrivacyModel
+from anonsql.models.requirements import Assessment, Requirements, Screening, _subset
+
+
+def check_unit_models(models: list[PrivacyModel]) -> None:
+    """Refuse the models whose unit counts are not defined here, before anything is written."""
+    for m in models:
+        if m.table_level or m.needs_population:
+            raise InputError(
+                f"{m.describe()} is not counted in units whose rows hold several "
+                f'quasi-identifier tuples or sensitive values (README "Privacy units"); '
+                f"use k, l-diversity, t-closeness, beta-likeness or delta-disclosure"
+            )
+
+
+@dataclass
+class UnitStats:
+    """A node's classes counted in units: their sizes, the class of each distinct
+    (class, unit), and the stats each kind of model reads."""
+
+    sizes: np.ndarray  # distinct units per class
+    pair_class: np.ndarray  # one entry per distinct (class, unit)
+    pair_unit: np.ndarray
+    counts: ClassStats  # a value counts once per unit holding it
+    shares: ClassStats  # each unit weighs once, shared among its values
+
+    def of(self, model: PrivacyModel) -> ClassStats:
+        return self.shares if getattr(model, "reads_distribution", False) else self.counts
+
+    def units_in(self, classes: np.ndarray) -> int:
+        """Distinct units with a record in the classes selected by the mask ``classes``."""
+        return len(np.unique(self.pair_unit[classes[self.pair_class]]))
+
+
+@dataclass
+class UnitRequirements(Requirements):
+    """:class:`Requirements` with every count a count of distinct units (module docstring)."""
+
+    #: units of the table (every unit with a record, suppressed or not)
+    units: int = 0
+    #: units with a record left out before the search (a value its hierarchy lacks, or no
+    #: unit): suppressed already, charged to the limit
+    missing_units: int = 0
+    _unit_overall: np.ndarray | None = field(default=None, repr=False)
+
+    #: counts of classes do not add up when classes merge (the searches' projection sieve
+    #: and other bounds over summed counts are off)
+    additive: ClassVar[bool] = False
+
+    def validate(self, hist: Histogram) -> None:
+        """:meth:`Requirements.validate` with the table's units as its size."""
+        check_unit_models(self.models)
+        labels = hist.sens_labels if hist.sens is not None else None
+        distinct = None if labels is None else len([v for v in labels if v != NULL_SENSITIVE])
+        for m in self.models:
+            if m.needs_sensitive and hist.sens is None:
+                raise InputError(f"{m.describe()} needs a sensitive attribute (--sa)")
+            m.validate(self.units, distinct)
+
+    def allowed(self, rows: int) -> float:
+        """Units that may be suppressed, less those suppressed already (``rows`` is the
+        histogram's records, not its units, and is not read)."""
+        return self.suppression_limit * self.units - self.missing_units
+
+    def monotone(self, rows: int) -> bool:
+        allowed = self.allowed(rows)
+        if allowed >= self.units - self.missing_units:
+            return True  # everything may be suppressed: every node is anonymous
+        return all(m.monotone_with_suppression for m in self.models)
+
+    # -- the counts ------------------------------------------------------------------------------
+    def unit_stats(self, part: Partition, hist: Histogram) -> UnitStats:
+        assert hist.unit_ids is not None
+        units = max(hist.units, 1)
+        rc = part.classes_of_rows(hist).astype(np.int64)
+        uid = hist.unit_ids
+        cu = np.unique(rc * units + uid)
+        pair_class, pair_unit = cu // units, cu % units
+        sizes = np.bincount(pair_class, minlength=part.classes).astype(np.int64)
+        counts = shares = ClassStats(sizes)
+        if hist.sens is not None:
+            overall = self._overall_by_unit(hist)
+            labels = hist.sens_labels
+            width = len(labels)
+            null = labels.index(NULL_SENSITIVE) if NULL_SENSITIVE in labels else -1
+            valued = hist.sens != null
+            # distinct (class, unit, value) of the records with a value
+            key = (rc[valued] * units + uid[valued]) * width + hist.sens[valued]
+            cuv = np.unique(key)
+            c_u, value = cuv // width, cuv % width
+            cls = c_u // units
+            # a value counts once per unit holding it
+            cv, per_cv = np.unique(cls * width + value, return_counts=True)
+            counts = ClassStats(
+                sizes, cv // width, cv % width, per_cv.astype(np.int64), overall, labels
+            )
+            # each unit weighs once, shared among its values in the class
+            # (cuv is sorted, so each (class, unit)'s values are adjacent)
+            _, per_unit = np.unique(c_u, return_counts=True)
+            w = np.repeat(1.0 / per_unit, per_unit)
+            ws = np.bincount(np.searchsorted(cv, cls * width + value), w, minlength=len(cv))
+            shares = ClassStats(
+                sizes,
+                cv // width,
+                cv % width,
+                ws,
+                overall,
+                labels,
+                self.sensitive_hierarchy,
+            )
+            counts.sensitive_hierarchy = self.sensitive_hierarchy
+        return UnitStats(sizes, pair_class, pair_unit, counts, shares)
+
+    def _overall_by_unit(self, hist: Histogram) -> np.ndarray:
+        """The table's sensitive distribution with each unit weighing once, shared among its
+        distinct values (records outside the search included; NULL is no value)."""
+        if self._unit_overall is not None:
+            return self._unit_overall
+        assert hist.sens is not None and hist.unit_ids is not None
+        width = len(hist.sens_labels)
+        uid, val = hist.unit_ids, hist.sens
+        if hist.missing_unit_values is not None:
+            uid = np.concatenate([uid, hist.missing_unit_values[0]])
+            val = np.concatenate([val, hist.missing_unit_values[1]])
+        if NULL_SENSITIVE in hist.sens_labels:
+            keep = val != hist.sens_labels.index(NULL_SENSITIVE)
+            uid, val = uid[keep], val[keep]
+        uv = np.unique(uid * width + val)
+        u, v = uv // width, uv % width
+        _, per_unit = np.unique(u, return_counts=True)
+        w = np.repeat(1.0 / per_unit, per_unit)  # uv is sorted by unit
+        dist = np.bincount(v, w, minlength=width)
+        total = dist.sum()
+        self._unit_overall = dist / total if total > 0 else dist
+        return self._unit_overall
+
+    def stats(self, part: Partition, hist: Histogram) -> ClassStats:
+        """The count models' view (``check`` and the report read the models through it)."""
+        return self.unit_stats(part, hist).counts
+
+    # -- checks ------------------------------------------------------------------------------------
+    def _passing(self, us: UnitStats, models: list[PrivacyModel], passing: np.ndarray) -> None:
+        for m in models:
+            still = np.flatnonzero(passing)
+            if not len(still):
+                return
+            passing[still] = m.check(_subset_stats(us.of(m), still))
+
+    def assess(self, part: Partition, hist: Histogram) -> Assessment:
+        us = self.unit_stats(part, hist)
+        passing = np.ones(part.classes, dtype=bool)
+        monotone = [m for m in self.class_models if m.monotone_with_suppression]
+        self._passing(us, monotone, passing)
+        self._passing(us, [m for m in self.class_models if m not in monotone], passing)
+        suppressed = us.units_in(~passing)
+        return Assessment(passing, suppressed, suppressed <= self.allowed(hist.rows))
+
+    def screen(self, part: Partition, hist: Histogram, stop=None) -> Screening:
+        """:meth:`Requirements.screen` in units: ``below`` is the units with a record in a
+        class failing k-anonymity or distinct l-diversity (suppressed in every
+        specialization, module docstring); a node is never ``clean``."""
+        us = self.unit_stats(part, hist)
+        allowed = self.allowed(hist.rows)
+        passing = np.ones(part.classes, dtype=bool)
+        monotone = [m for m in self.class_models if m.monotone_with_suppression]
+        rest = [m for m in self.class_models if m not in monotone]
+        self._passing(us, monotone, passing)
+        below = float(us.units_in(~passing))
+        if below > allowed:
+            return Screening(False, None, below)
+        if rest and stop is not None and stop(below):
+            return Screening(None, None, below)
+        self._passing(us, rest, passing)
+        suppressed = us.units_in(~passing)
+        a = Assessment(passing, suppressed, suppressed <= allowed)
+        return Screening(a.anonymous, a, below)
+
+
+def _subset_stats(stats: ClassStats, classes: np.ndarray) -> ClassStats:
+    return _subset(stats, classes)
+
+
+__all__ = ["UnitRequirements", "UnitStats", "check_unit_models"]
