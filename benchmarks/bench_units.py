@@ -10,7 +10,9 @@ CPU time (DuckDB's threads included), with the load average:
 * ``--unit pid`` over ``visits``: k = 5 people, 5% of the people suppressed at most, Loss
   (histogram of one row per person, search, CREATE VIEW of the self-guarding output);
 * the same search over ``persons`` (one row per person), the speed of the plain search;
-* the row-counting run over ``visits`` (no unit): what the same k means counted in rows.
+* the row-counting run over ``visits`` (no unit): what the same k means counted in rows;
+* ``--unit pid`` over ``visits_moved``, where one person in five moved half-way (their later
+  visits have another zip code): units of several QI tuples, counted per class by the search.
 
     python benchmarks/bench_units.py [--persons 1000000] [--qis age,sex,zip] [--repeat 3]
 """
@@ -48,6 +50,14 @@ def build(path: str, persons: int) -> None:
     be.execute(
         "CREATE TABLE visits AS SELECT p.*, v.i AS visit_no FROM persons AS p, "
         "range(20) AS v(i) WHERE v.i <= hash(p.pid) % 20"
+    )
+    # one person in five moved half-way: their later visits carry the zip code of the person
+    # numbered after them (their QI tuples vary; README "Privacy units")
+    be.execute(
+        "CREATE TABLE visits_moved AS SELECT v.pid, v.age, v.sex, CASE WHEN hash(v.pid) % 5 = 0 "
+        "AND v.visit_no >= hash(v.pid) % 20 / 2 THEN COALESCE(n.zip, v.zip) ELSE v.zip END AS "
+        "zip, v.visit_no FROM visits AS v LEFT JOIN persons AS n ON n.pid = 'p' || CAST("
+        "CAST(substr(v.pid, 2) AS BIGINT) + 1 AS VARCHAR)"
     )
     rows, units = be.fetchall("SELECT COUNT(*), COUNT(DISTINCT pid) FROM visits")[0]
     print(f"visits: {rows:,} rows of {units:,} persons ({rows / units:.2f} rows per person)")
@@ -97,6 +107,9 @@ def main() -> None:
         "visits, --unit pid (search + view)": lambda: run("visits", "pid", "v_units"),
         "persons, one row per person (search + view)": lambda: run("persons", None, "p_rows"),
         "visits, counted in rows (search + view)": lambda: run("visits", None, "v_rows"),
+        "visits, 20% moved, --unit pid (search + view)": lambda: run(
+            "visits_moved", "pid", "m_units"
+        ),
     }
     times: dict[str, list[tuple[float, float]]] = {c: [] for c in cases}
     results = {}
@@ -118,6 +131,8 @@ def main() -> None:
         r = results[name]
         m = r.measures
         what = f"{m['units']:,} units" if m.get("unit") else f"{m['rows']:,} rows"
+        if m.get("unit_records"):
+            what += f" ({m['unit_records']:,} distinct unit records)"
         print(
             f"{name}: levels {r.levels}, {what}, {m['classes']:,} classes, "
             f"suppressed {m['suppressed_rows']:,}, smallest class {m['min_class_size']}"

@@ -15,8 +15,10 @@ What each count is (the definitions the guard and ``check`` compute in SQL, too)
   as one of its records is, partly suppressed units included: the limit bounds the people the
   release touches, so counting a partly suppressed person as untouched would understate it.
 * Count models (l-diversity: distinct, entropy, recursive (c,l), Grassberger): a sensitive
-  value counts once per unit holding it in the class (Gong et al., "Anonymizing 1:M microdata
-  with high utility", Knowledge-Based Systems 2017, count each individual once per value).
+  value counts once per unit holding it in the class. Machanavajjhala et al.'s l-diversity
+  (TKDD 2007) assumes one tuple per individual; counting each (value, unit) once keeps its
+  argument about individuals (an adversary must rule out values that distinct people of the
+  class hold), where counting rows would let one person's repeated value pass for several.
 * Distribution models (t-closeness, beta-likeness, delta-disclosure): each unit weighs once in
   its class, shared equally among the distinct values it holds there; the table's distribution
   weighs each unit once alike. A unit holding one value weighs 1 on it: the plain definitions.
