@@ -48,7 +48,7 @@ def warnings_of(result: Any) -> list[str]:
 
 
 def summary_document(result: Any, qis: list[str] | None = None) -> dict[str, Any]:
-    """A run as the documented JSON document (README "JSON output"): the same keys and
+    """A run as the documented JSON document (docs: "JSON output"): the same keys and
     types for every algorithm. ``levels`` and ``per_qi`` hold every QI; a QI's level is
     null when the recoding is not one level per QI (greedy and other table recodings),
     its loss null when the quality model has no per-QI figure."""
@@ -142,11 +142,11 @@ class Run:
         return warnings_of(self.result)
 
     def summary(self) -> dict[str, Any]:
-        """The run as the documented JSON document (README "JSON output")."""
+        """The run as the documented JSON document (docs: "JSON output")."""
         return summary_document(self.result, self.qis)
 
     def evaluate(self, task: str = "classification", **options: Any):
-        """Seed 003's downstream task on this run's output (see :func:`evaluate`)."""
+        """The TA_DA paper's downstream task on this run's output (see :func:`evaluate`)."""
         return evaluate(self, task=task, **options)
 
 
@@ -268,7 +268,7 @@ def run(db, table: str, options: RunOptions, base_dir: str | Path = ".", progres
 
 
 def anonymize(source: Any, spec: Any = None, /, *, table: str | None = None, **options: Any) -> Run:
-    """Anonymize ``source`` as ``spec`` (a mapping of options, see the README, or a
+    """Anonymize ``source`` as ``spec`` (a mapping of options, see the docs, or a
     :class:`~anonsql.anonymization.Spec`); options may also be given as keywords.
 
     ``source`` is a DuckDB, psycopg or Spark connection (dbt-duckdb's ``session`` too), a
@@ -326,12 +326,12 @@ def evaluate(
     ignore: list[str] | tuple[str, ...] = (),
     clusters: int = 5,
 ):
-    """``anonsql evaluate --task``: seed 003's downstream task on a run's output, with the
-    raw rows as the baseline (README "Evaluating a release for a task"). ``source`` is a
+    """``anonsql evaluate --task``: the TA_DA paper's downstream task on a run's output, with the
+    raw rows as the baseline (the guide's "Utility of a release" page). ``source`` is a
     :class:`Run` (``run_id`` defaults to its run) or a database (path, URL, connection or
     Database). Returns an :class:`~anonsql.partition.task_utility.TaskEvaluation`: per
-    metric one value per seed, ``.mean()`` and ``.mean("raw")``. ``task="groups"``: seed
-    001's measures of the released groups instead, a
+    metric one value per seed, ``.mean()`` and ``.mean("raw")``. ``task="groups"``:
+    Zouinina et al.'s measures of the released groups instead, a
     :class:`~anonsql.microaggregation.group_utility.GroupUtility`. Needs ``anonsql[eval]``."""
     from anonsql.database import Database
     from anonsql.partition.task_utility import evaluate_task

@@ -120,8 +120,8 @@ def require_one_tuple(shape: UnitShape, unit: str, sensitive: str | None) -> Non
         raise InputError(
             f"{shape.varying} of {shape.units} units ({unit} = {shape.example!r}, ...) hold "
             f"more than one {what}; the search counts units when each unit's rows share one "
-            f'(README "Privacy units": quasi-identifiers that vary within a unit are not '
-            f"supported yet)"
+            f'(see the "Privacy units" page of the documentation: quasi-identifiers that vary '
+            f"within a unit are not supported yet)"
         )
 
 
