@@ -81,6 +81,49 @@ def summary_document(result: Any, qis: list[str] | None = None) -> dict[str, Any
     }
 
 
+def run_html(doc: dict[str, Any]) -> str:
+    """A run's summary document as an HTML table (Jupyter's rich display of a :class:`Run`):
+    what was written, the guarantee, the classes and suppressed rows, and per QI its level
+    and loss. Every value is escaped."""
+    from html import escape
+
+    def num(v: Any) -> str:
+        return "" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
+
+    m = doc["measures"]
+    rows = [
+        ("output", f"{doc['output']} ({doc['materialize']}) from {doc['source']}"),
+        ("algorithm", doc["algorithm"]),
+        ("guarantee", doc["guarantee"]),
+        ("classes", f"{m.get('classes')} (smallest {m.get('min_class_size')})"),
+        (
+            "suppressed rows",
+            f"{m.get('suppressed_rows')} of {m.get('rows')} "
+            f"({float(m.get('suppressed_share') or 0):.2%})",
+        ),
+        ("score", f"{doc['metric']} = {num(doc['score'])}"),
+        ("time", f"{float(doc['timings'].get('total') or 0):.3f} s"),
+    ]
+    rows += [("warning", w) for w in doc["warnings"]]
+    head = "".join(
+        f'<tr><th style="text-align:left">{escape(k)}</th><td style="text-align:left">'
+        f"{escape(str(v))}</td></tr>"
+        for k, v in rows
+    )
+    per_class = doc["recoding"] != "levels"  # a recoding table: a generalization per class
+    qis = "".join(
+        f"<tr><td>{escape(q)}</td>"
+        f"<td>{'per class' if per_class else escape(num(doc['levels'].get(q)))}</td>"
+        f"<td>{escape(num(doc['per_qi'].get(q)))}</td></tr>"
+        for q in doc["qis"]
+    )
+    return (
+        f"<table><caption>anonsql run {escape(str(doc['run_id']))}</caption>{head}</table>"
+        f"<table><thead><tr><th>quasi-identifier</th><th>level</th><th>loss</th></tr>"
+        f"</thead><tbody>{qis}</tbody></table>"
+    )
+
+
 class Run:
     """The outcome of :func:`anonymize`: the library's result plus the database it ran in.
 
@@ -105,6 +148,9 @@ class Run:
 
     def __repr__(self) -> str:
         return f"Run(run_id={self.result.run_id!r}, output={self.result.output!r})"
+
+    def _repr_html_(self) -> str:  # a notebook shows the run as a table
+        return run_html(self.summary())
 
     @property
     def database(self):
