@@ -6,8 +6,9 @@ sets are.
 - A block preceded by the line ``<!-- example: not run (REASON) -->`` is skipped (it needs a
   server, minutes, software that is not installed, ...); the reason must be given.
 - ```text blocks (and blocks without a language) are output and are never run.
-- A ```toml / ```yaml / ```json block whose first line is a comment ``# NAME`` is written to
-  the file NAME, so a later block can use it (``anonsql run spec.toml``).
+- A ```toml / ```yaml / ```json / ```sql block whose first line is a comment ``# NAME`` (or
+  ``-- NAME``) is written to the file NAME, so a later block can use it (``anonsql run
+  spec.toml``, ``anonsql sql -f short.sql``).
 - A block that reads ``../shared`` (or ``adult.duckdb``, which an earlier block makes from
   it) skips, saying so, when the shared data are absent.
 
@@ -39,7 +40,7 @@ NOT_RUN = re.compile(r"<!--\s*example:\s*not run\s*\((?P<reason>[^)]*\S[^)]*)\)\
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 MARKER = re.compile(r"^<!--\s*example:[^>]*-->[ \t]*$", re.M)
 SHELL_META = re.compile(r"[|&;<>`$()*?\[\]{}~]")
-FILE_LANGS = ("toml", "yaml", "yml", "json")
+FILE_LANGS = ("toml", "yaml", "yml", "json", "sql")
 
 
 @dataclass
