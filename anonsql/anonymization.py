@@ -81,7 +81,7 @@ class Spec:
     # clustering instead of classification, data controllers anonymizing their share of the
     # rows independently, and the seed of their random split (and of the k-means)
     label: str | None = None
-    #: the privacy unit (README "Privacy units"): a column naming the person each row belongs
+    #: the privacy unit (docs/models/units.md): a column naming the person each row belongs
     #: to; k, the suppression limit and the risk figures count its distinct values
     unit: str | None = None
     cluster: bool = False

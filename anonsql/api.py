@@ -48,7 +48,7 @@ def warnings_of(result: Any) -> list[str]:
 
 
 def summary_document(result: Any, qis: list[str] | None = None) -> dict[str, Any]:
-    """A run as the documented JSON document (README "JSON output"): the same keys and
+    """A run as the documented JSON document (docs: "JSON output"): the same keys and
     types for every algorithm. ``levels`` and ``per_qi`` hold every QI; a QI's level is
     null when the recoding is not one level per QI (greedy and other table recodings),
     its loss null when the quality model has no per-QI figure."""
@@ -81,6 +81,49 @@ def summary_document(result: Any, qis: list[str] | None = None) -> dict[str, Any
     }
 
 
+def run_html(doc: dict[str, Any]) -> str:
+    """A run's summary document as an HTML table (Jupyter's rich display of a :class:`Run`):
+    what was written, the guarantee, the classes and suppressed rows, and per QI its level
+    and loss. Every value is escaped."""
+    from html import escape
+
+    def num(v: Any) -> str:
+        return "" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
+
+    m = doc["measures"]
+    rows = [
+        ("output", f"{doc['output']} ({doc['materialize']}) from {doc['source']}"),
+        ("algorithm", doc["algorithm"]),
+        ("guarantee", doc["guarantee"]),
+        ("classes", f"{m.get('classes')} (smallest {m.get('min_class_size')})"),
+        (
+            "suppressed rows",
+            f"{m.get('suppressed_rows')} of {m.get('rows')} "
+            f"({float(m.get('suppressed_share') or 0):.2%})",
+        ),
+        ("score", f"{doc['metric']} = {num(doc['score'])}"),
+        ("time", f"{float(doc['timings'].get('total') or 0):.3f} s"),
+    ]
+    rows += [("warning", w) for w in doc["warnings"]]
+    head = "".join(
+        f'<tr><th style="text-align:left">{escape(k)}</th><td style="text-align:left">'
+        f"{escape(str(v))}</td></tr>"
+        for k, v in rows
+    )
+    per_class = doc["recoding"] != "levels"  # a recoding table: a generalization per class
+    qis = "".join(
+        f"<tr><td>{escape(q)}</td>"
+        f"<td>{'per class' if per_class else escape(num(doc['levels'].get(q)))}</td>"
+        f"<td>{escape(num(doc['per_qi'].get(q)))}</td></tr>"
+        for q in doc["qis"]
+    )
+    return (
+        f"<table><caption>anonsql run {escape(str(doc['run_id']))}</caption>{head}</table>"
+        f"<table><thead><tr><th>quasi-identifier</th><th>level</th><th>loss</th></tr>"
+        f"</thead><tbody>{qis}</tbody></table>"
+    )
+
+
 class Run:
     """The outcome of :func:`anonymize`: the library's result plus the database it ran in.
 
@@ -105,6 +148,9 @@ class Run:
 
     def __repr__(self) -> str:
         return f"Run(run_id={self.result.run_id!r}, output={self.result.output!r})"
+
+    def _repr_html_(self) -> str:  # a notebook shows the run as a table
+        return run_html(self.summary())
 
     @property
     def database(self):
@@ -142,11 +188,11 @@ class Run:
         return warnings_of(self.result)
 
     def summary(self) -> dict[str, Any]:
-        """The run as the documented JSON document (README "JSON output")."""
+        """The run as the documented JSON document (docs: "JSON output")."""
         return summary_document(self.result, self.qis)
 
     def evaluate(self, task: str = "classification", **options: Any):
-        """Seed 003's downstream task on this run's output (see :func:`evaluate`)."""
+        """The TA_DA paper's downstream task on this run's output (see :func:`evaluate`)."""
         return evaluate(self, task=task, **options)
 
 
@@ -268,7 +314,7 @@ def run(db, table: str, options: RunOptions, base_dir: str | Path = ".", progres
 
 
 def anonymize(source: Any, spec: Any = None, /, *, table: str | None = None, **options: Any) -> Run:
-    """Anonymize ``source`` as ``spec`` (a mapping of options, see the README, or a
+    """Anonymize ``source`` as ``spec`` (a mapping of options, see the docs, or a
     :class:`~anonsql.anonymization.Spec`); options may also be given as keywords.
 
     ``source`` is a DuckDB, psycopg or Spark connection (dbt-duckdb's ``session`` too), a
@@ -326,12 +372,12 @@ def evaluate(
     ignore: list[str] | tuple[str, ...] = (),
     clusters: int = 5,
 ):
-    """``anonsql evaluate --task``: seed 003's downstream task on a run's output, with the
-    raw rows as the baseline (README "Evaluating a release for a task"). ``source`` is a
+    """``anonsql evaluate --task``: the TA_DA paper's downstream task on a run's output, with the
+    raw rows as the baseline (the guide's "Utility of a release" page). ``source`` is a
     :class:`Run` (``run_id`` defaults to its run) or a database (path, URL, connection or
     Database). Returns an :class:`~anonsql.partition.task_utility.TaskEvaluation`: per
-    metric one value per seed, ``.mean()`` and ``.mean("raw")``. ``task="groups"``: seed
-    001's measures of the released groups instead, a
+    metric one value per seed, ``.mean()`` and ``.mean("raw")``. ``task="groups"``:
+    Zouinina et al.'s measures of the released groups instead, a
     :class:`~anonsql.microaggregation.group_utility.GroupUtility`. Needs ``anonsql[eval]``."""
     from anonsql.database import Database
     from anonsql.partition.task_utility import evaluate_task

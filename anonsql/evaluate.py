@@ -140,8 +140,8 @@ def evaluate_levels(
                 if several is not None:
                     raise InputError(
                         "several sensitive attributes with units whose rows hold several "
-                        'quasi-identifier tuples or sensitive values (README "Privacy units") '
-                        "are not counted yet; give one sensitive attribute"
+                        "quasi-identifier tuples or sensitive values are not counted yet "
+                        "(documentation: Privacy units); give one sensitive attribute"
                     )
                 hist = Histogram.from_database(db, UNITS, qis, names, sensitive, unit=unit)
             else:
@@ -288,7 +288,7 @@ def check_table(
     unit: str | None = None,
 ) -> Evaluation:
     """Run the models as SQL over the classes of ``source`` (with ``unit``, counting its
-    distinct values: README "Privacy units"). Rows whose QIs are all ``*`` are
+    distinct values: docs/models/units.md). Rows whose QIs are all ``*`` are
     suppressed: they count in the table but no model is tested on them. The table-level risk
     thresholds are measured over the released classes (average risk and sample uniqueness in
     SQL; population uniqueness from the class sizes the SQL returns, by its estimator)."""

@@ -1,4 +1,4 @@
-"""Benchmark of privacy units (README "Privacy units", issue 28).
+"""Benchmark of privacy units (docs/models/units.md, issue 28).
 
 One DuckDB file, generated here: ``persons`` (N people, default 1 million, with the census-like
 quasi-identifiers of ``benchmarks/bench_lattice.py``'s generator) and ``visits`` (each person
@@ -52,7 +52,7 @@ def build(path: str, persons: int) -> None:
         "range(20) AS v(i) WHERE v.i <= hash(p.pid) % 20"
     )
     # one person in five moved half-way: their later visits carry the zip code of the person
-    # numbered after them (their QI tuples vary; README "Privacy units")
+    # numbered after them (their QI tuples vary; docs/models/units.md)
     be.execute(
         "CREATE TABLE visits_moved AS SELECT v.pid, v.age, v.sex, CASE WHEN hash(v.pid) % 5 = 0 "
         "AND v.visit_no >= hash(v.pid) % 20 / 2 THEN COALESCE(n.zip, v.zip) ELSE v.zip END AS "

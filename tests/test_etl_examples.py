@@ -1,6 +1,7 @@
-"""The README's ETL examples (Airflow, Dagster, dbt) are plain functions: run them against a
-demo database. The Airflow and Dagster wrappers around them are not run (neither is
-installed); the dbt example is run with real dbt-duckdb, as a user would."""
+"""The documentation's ETL examples (Airflow, Dagster, dbt; docs/surfaces/) are plain
+functions: run them against a demo database. The Airflow and Dagster wrappers around them
+are not run (neither is installed); the dbt example is run with real dbt-duckdb, as a user
+would."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from tests.conftest import ROOT
 
 
 def _readme() -> str:
-    return (ROOT / "README.md").read_text()
+    """The documentation's pages that hold the examples: Airflow and Dagster, then dbt."""
+    pages = ("orchestrators.md", "dbt.md")
+    return "\n".join((ROOT / "docs" / "surfaces" / p).read_text() for p in pages)
 
 
 def _examples() -> list[str]:
@@ -28,7 +31,7 @@ def _examples() -> list[str]:
 
 def _yaml_block(first_line: str) -> str:
     m = re.search(r"```yaml\n(" + re.escape(first_line) + r"\n.*?)```", _readme(), re.S)
-    assert m, f"README lost its {first_line!r} block"
+    assert m, f"the docs lost their {first_line!r} block"
     return m.group(1)
 
 
@@ -41,7 +44,7 @@ def warehouse(tmp_path):
     return str(path)
 
 
-def test_readme_has_the_three_examples():
+def test_docs_have_the_three_examples():
     assert len(_examples()) == 3
 
 
@@ -70,8 +73,8 @@ def _dbt(args: list[str], project, env) -> subprocess.CompletedProcess:
     )
 
 
-def test_dbt_build_runs_the_readme_model_and_package_tests(tmp_path, warehouse):
-    """`dbt deps && dbt build` on a project made of the README's files: the Python model
+def test_dbt_build_runs_the_docs_model_and_package_tests(tmp_path, warehouse):
+    """`dbt deps && dbt build` on a project made of the docs' files: the Python model
     anonymizes through dbt's own session, the package's generic tests run on its output."""
     if importlib.util.find_spec("dbt.adapters.duckdb") is None:
         pytest.skip("dbt-duckdb is not installed (it is in the test extra)")

@@ -204,7 +204,7 @@ def test_greedy_generalizes_each_row_to_an_ancestor():
         ({"suppression": 0.05}, "suppression 0"),
         ({"l": 2, "sensitive": "income"}, "entropy-l"),
         ({"t": 0.3, "sensitive": "income"}, "t_variant l1"),
-        ({"metric": "loss"}, "seed 004's metrics"),
+        ({"metric": "loss"}, "Mauger et al.'s metrics"),
         ({"strategy": "s2"}, "sensitive attribute"),
         ({"k": None, "l": 2, "l_variant": "entropy-l", "sensitive": "income"}, "needs k"),
     ],

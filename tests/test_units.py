@@ -1,4 +1,4 @@
-"""Privacy units (README "Privacy units", issue 28): many rows per person, every count in
+"""Privacy units (docs/models/units.md, issue 28): many rows per person, every count in
 distinct units. Held to the same run on one row per person, to pandas on the published rows,
 and to reads after the source changes."""
 

@@ -104,7 +104,7 @@ CATALOG: dict[str, AlgorithmInfo] = {
         AlgorithmInfo(
             "rho-gain",
             "rho-Gain: the optimal node, then rho more passes over the suppressed outliers "
-            "(README References, seed 002, Eq. 1 and Table I)",
+            "(the rho-Gain paper, Eq. 1 and Table I)",
             "a full-domain generalization per pass (records of one pass share its levels)",
             "each pass an exact optimum for its outliers; every released class satisfies the "
             "models",
@@ -129,7 +129,7 @@ CATALOG: dict[str, AlgorithmInfo] = {
         AlgorithmInfo(
             "mondrian",
             "Mondrian strict multidimensional partitioning (LeFevre et al. 2006), extended to "
-            "l-diversity and t-closeness (seed 003 section V)",
+            "l-diversity and t-closeness (the TA_DA paper, section V)",
             "a partition per class: intervals or value sets",
             "partition: every released class satisfies the models; greedily minimal cuts",
             ("k-anonymity", "l-diversity", "t-closeness"),
@@ -140,7 +140,7 @@ CATALOG: dict[str, AlgorithmInfo] = {
         ),
         AlgorithmInfo(
             "tada",
-            "target-aware anonymization for a downstream task (seed 003): a (k,l)-compliant "
+            "target-aware anonymization for a downstream task (TA_DA): a (k,l)-compliant "
             "decision tree or clustering, then Mondrian",
             "a partition per class: intervals or value sets",
             "partition: every released class satisfies the models",
@@ -152,8 +152,8 @@ CATALOG: dict[str, AlgorithmInfo] = {
         ),
         AlgorithmInfo(
             "mdav",
-            "MDAV microaggregation (Domingo-Ferrer and Torra; seed 001): groups of at least k "
-            "records, released as their means",
+            "MDAV microaggregation (Domingo-Ferrer and Torra; Zouinina et al. 2020): groups of "
+            "at least k records, released as their means",
             "microaggregation of numeric QIs",
             "every group holds at least k records",
             _MICRO,
@@ -162,13 +162,18 @@ CATALOG: dict[str, AlgorithmInfo] = {
             "none (numeric QIs)",
             False,
         ),
-        _micro("ktca", "k-TCA: microaggregation by a self-organizing map (seed 001)", False),
         _micro(
-            "ctca", "C-TCA: k-TCA with its small groups merged into their nearest (seed 001)", True
+            "ktca", "k-TCA: microaggregation by a self-organizing map (Zouinina et al. 2020)", False
+        ),
+        _micro(
+            "ctca",
+            "C-TCA: k-TCA with its small groups merged into their nearest (Zouinina et al. 2020)",
+            True,
         ),
         _micro(
             "kde",
-            "attribute-oriented microaggregation by kernel density estimation (seed 001)",
+            "attribute-oriented microaggregation by kernel density estimation "
+            "(Zouinina et al. 2020)",
             False,
         ),
     )

@@ -20,27 +20,32 @@ from anonsql.models.base import NULL_SENSITIVE
 from anonsql.output.recoding import TableRecoding
 
 GUARANTEE = (
-    "heuristic (seed 004's GAA): every class satisfies the model; the generalization cost "
+    "heuristic (Mauger et al.'s GAA): every class satisfies the model; the generalization cost "
     "is greedily, not globally, minimal"
 )
 
 
 def greedy_model(spec) -> GreedyModel:
     if spec.k is None:
-        raise InputError("GAA needs k (seed 004 anonymizes with k-anonymity, optionally with l/t)")
+        raise InputError(
+            "GAA needs k (Mauger et al. anonymize with k-anonymity, optionally with l/t)"
+        )
     if spec.suppression:
         raise InputError(
             f"GAA merges classes instead of suppressing records: use suppression 0 {SEE}"
         )
     if spec.l is not None and spec.l_variant != "entropy-l":
-        raise InputError("GAA uses entropy l-diversity (seed 004 Def. 10): l_variant entropy-l")
+        raise InputError(
+            "GAA uses entropy l-diversity (Mauger et al., Def. 10): l_variant entropy-l"
+        )
     if spec.t is not None and spec.t_variant != "l1":
         raise InputError(
-            "GAA uses t-closeness with the L1 distance (seed 004 Def. 13): t_variant l1"
+            "GAA uses t-closeness with the L1 distance (Mauger et al., Def. 13): t_variant l1"
         )
     if spec.beta is not None or spec.delta is not None or spec.l_estimator != "shannon":
         raise InputError(
-            "GAA knows seed 004's models only (k, entropy l with the Shannon estimator, L1 t): "
+            "GAA knows Mauger et al.'s models only (k, entropy l with the Shannon estimator, "
+            "L1 t): "
             "use a lattice algorithm for beta-likeness, delta-disclosure or l_estimator"
         )
     if spec.gs_factor != 0.5:
@@ -49,7 +54,7 @@ def greedy_model(spec) -> GreedyModel:
 
     if population_models(spec):
         raise InputError(
-            "GAA knows seed 004's models only: use a lattice algorithm for delta-presence, "
+            "GAA knows Mauger et al.'s models only: use a lattice algorithm for delta-presence, "
             "k-map and the risk thresholds"
         )
     return GreedyModel(spec.k, spec.l, spec.t)
@@ -74,7 +79,9 @@ class GreedyAlgorithm(Algorithm):
         model = greedy_model(spec)
         metric = spec.metric or "nllm"
         if metric not in METRICS:
-            raise InputError(f"GAA uses seed 004's metrics ({', '.join(METRICS)}), not {metric!r}")
+            raise InputError(
+                f"GAA uses Mauger et al.'s metrics ({', '.join(METRICS)}), not {metric!r}"
+            )
         if spec.missing == "suppress":
             raise InputError(
                 "GAA suppresses no records: missing='suppress' is for the lattice searches"

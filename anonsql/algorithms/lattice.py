@@ -73,7 +73,7 @@ class _Lattice(Algorithm):
         several = sensitive_columns(spec) if isinstance(spec.sensitive, list) else None
         sensitive = spec.sensitive
         if spec.unit is not None:
-            # one row per unit (README "Privacy units"): the search counts units as rows
+            # one row per unit (docs/models/units.md): the search counts units as rows
             units = units_relation(ctx.db, ctx.source, spec.qis, spec.sensitive, spec.unit)
             source = UNITS
             ctx.after.callback(ctx.db.backend.execute, drop("table", UNITS))
@@ -130,7 +130,7 @@ class _Lattice(Algorithm):
                 f"several sensitive attributes with units whose rows hold several "
                 f"quasi-identifier tuples or sensitive values ({units.varying} of "
                 f"{units.units} units, e.g. {spec.unit} = {units.example!r}) are not counted "
-                f'yet (README "Privacy units"); give one sensitive attribute per run'
+                f"yet (documentation: Privacy units); give one sensitive attribute per run"
             )
         check_unit_models(models)
         hist = Histogram.from_database(

@@ -382,7 +382,7 @@ class Ktca(Microaggregation):
 
     def guarantee(self, k: int, g: Grouping, natural: int) -> str:
         return (
-            f"k-TCA's map reached k = {natural} (its smallest unit, seed 001 §3.1); the "
+            f"k-TCA's map reached k = {natural} (its smallest unit, Zouinina et al. §3.1); the "
             f"guard releases only groups of >= {k} records and suppresses the rest"
         )
 
@@ -419,7 +419,7 @@ class Kde(Microaggregation):
 
     def guarantee(self, k: int, g: Grouping, natural: int) -> str:
         return (
-            f"per attribute every group holds >= {k} records (seed 001 §3.2); jointly the "
+            f"per attribute every group holds >= {k} records (Zouinina et al. §3.2); jointly the "
             f"smallest class holds {natural}: the guard releases only classes of >= {k} "
             f"records and suppresses the rest"
         )

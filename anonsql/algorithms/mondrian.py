@@ -38,7 +38,8 @@ def check_spec(spec, name: str) -> None:
         raise InputError(f"the label {spec.label!r} cannot be a quasi-identifier")
     if spec.label is not None and spec.label == spec.sensitive:
         raise InputError(
-            f"the label {spec.label!r} cannot be the sensitive attribute (seed 003 section III)"
+            f"the label {spec.label!r} cannot be the sensitive attribute "
+            f"(the TA_DA paper, section III)"
         )
 
 
@@ -141,7 +142,7 @@ def check_partition_options(spec, prefix: str = "") -> None:
     for name in ("label", "cluster"):
         if name in set_ and algo == "mondrian":
             raise InputError(
-                f"{prefix}{name} is an option of algorithm 'tada' (seed 003's target-aware "
+                f"{prefix}{name} is an option of algorithm 'tada' (TA_DA, target-aware "
                 f"anonymization); plain Mondrian ignores the task"
             )
     c = getattr(spec, "controllers", 1)

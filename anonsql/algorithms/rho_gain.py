@@ -123,7 +123,7 @@ def check_pass_options(spec: Any, prefix: str, given, spell) -> None:
     if algorithm == "rho-gain" and rho is None:
         raise InputError(
             f"{prefix}algorithm 'rho-gain' needs {spell('rho')}, the number of passes over "
-            f"the outliers after the first (seed 002 uses 2)"
+            f"the outliers after the first (the rho-Gain paper uses 2)"
         )
     local = ("local_gs_factor", "max_iterations", "adaption_factor")
     if recoding == "global":
@@ -459,7 +459,7 @@ class RhoGain(_Passes):
 
     def _guarantee(self, passes: int) -> str:
         return (
-            f"seed 002's rho-Gain, {passes} pass(es): each pass is the optimal full-domain "
+            f"rho-Gain, {passes} pass(es): each pass is the optimal full-domain "
             f"node for its outliers (Flash); every released class satisfies the models"
         )
 

@@ -12,7 +12,7 @@ from anonsql.algorithms.mondrian import check_spec, run_partitioning
 from anonsql.errors import InputError
 
 GUARANTEE = (
-    "heuristic (seed 003's TA_DA: target-aware groups, then Mondrian in each): every "
+    "heuristic (TA_DA: target-aware groups, then Mondrian in each): every "
     "released class satisfies the models; utility for the task is not proven optimal"
 )
 

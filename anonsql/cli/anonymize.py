@@ -77,7 +77,7 @@ SOURCE_NEEDED = "so it holds no table to anonymize (check --db; nothing was crea
     "(--rho); mondrian: Mondrian with l-diversity (QIs need no hierarchy); tada: "
     "target-aware anonymization for a downstream analysis (--label or --cluster); mdav, "
     "ktca, ctca, kde: microaggregation of numeric QIs by clustering (--label: the "
-    'wLVQ2-supervised "++" variant). Papers: README References.',
+    'wLVQ2-supervised "++" variant). Papers: see the References page of the documentation.',
 )
 @click.option(
     "--label",

@@ -561,7 +561,7 @@ def _print_result(r) -> None:
         click.echo(f"multidimensional recoding ({r.algorithm}, {r.checked} class merges)")
     m = r.measures
     what = "rows"
-    if m.get("unit"):  # README "Privacy units": the counts below are of units
+    if m.get("unit"):  # docs/models/units.md: the counts below are of units
         what = "units"
         click.echo(
             f"counted in units of {m['unit']}: {m['units']} units in {m['source_rows']} rows"

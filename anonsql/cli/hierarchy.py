@@ -171,7 +171,7 @@ def _values_for_builder(values, value_range, table, column) -> list[str] | list[
     "--auto",
     is_flag=True,
     help="Choose the builder from the column's type and values, as a run does for a QI "
-    'without hierarchy (needs --table; README "Automatic hierarchies").',
+    "without hierarchy (needs --table; see the Hierarchies page of the documentation).",
 )
 @click.option(
     "--out",

@@ -127,12 +127,13 @@ def check(
 @friendly
 def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path) -> None:
     """Information loss of GENERALIZED (or of --levels) against ORIGINAL: the seven
-    alterations of the unified loss metrics (Mauger et al., README References) and quality
+    alterations of the unified loss metrics (Mauger et al. 2023) and quality
     criteria, ARX's Loss and Precision (and with --levels every ARX quality model).
 
     When an anonsql run wrote GENERALIZED, its labels are read at the run's levels, so the
     Loss is the run's score. --levels suppresses no record (it applies no privacy model),
-    so its Loss leaves out the suppressed records' cost (README "One Loss per run").
+    so its Loss leaves out the suppressed records' cost (the command line's page of the
+    documentation, "One Loss per run").
 
     \b
     Examples:
@@ -159,7 +160,7 @@ def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path
             hierarchies=hier,
         )
         # no privacy model, so no record suppressed: say so beside the figures, which
-        # differ from the run's (README "One Loss per run")
+        # differ from the run's (docs/surfaces/cli.md, "One Loss per run")
         figures = {"suppressed_rows": 0, **ev.loss}
     else:
         run_levels = _run_levels(db, original, generalized, qis)
@@ -197,7 +198,7 @@ def _run_levels(db, original: str, generalized: str, qis: list[str]) -> dict[str
     default="proportional",
     show_default=True,
     help="The proportional representation of k-anonymous data for data mining, or one of "
-    "its paper's Table II baselines (README References).",
+    "its paper's Table II baselines.",
 )
 @click.option("--out", "name", help="Name of the view/table (default: <output>_<kind>).")
 @click.option(
@@ -214,8 +215,8 @@ def represent(
     run_id: int, kind: str, name: str | None, materialize: str, replace: bool, db_path: str
 ) -> None:
     """Materialize a data-mining encoding of RUN_ID's output: one column <qi>__<node> per
-    hierarchy node (the k-anonymous data representation for data mining, README
-    References).
+    hierarchy node (the proportional representation of the k-anonymous data
+    representation paper, with its baselines).
 
     \b
     Example:
@@ -244,7 +245,7 @@ def represent(
 @click.option(
     "--task",
     type=click.Choice(["classification", "clustering", "groups"]),
-    help="Seed 003's protocol instead (README: Evaluating a release for a task): "
+    help="The TA_DA paper's protocol instead: "
     "classification of --label "
     "(64-32-16 network, accuracy and macro F1 on a held-out 20 %) or clustering (k-means, ARI "
     "and NMI against the raw rows), against the raw rows as baseline.",
@@ -291,11 +292,11 @@ def evaluate(
     db_path: str,
 ) -> None:
     """Data utility of RUN_ID's output for data mining (the MLP protocol of the
-    k-anonymous data representation paper, README References): an MLP trained once (on
+    k-anonymous data representation paper): an MLP trained once (on
     the original table, or on --train-run's output), scored on each encoding of RUN_ID's
-    held-out rows: AUC and accuracy. With --task: seed 003's downstream task on the
+    held-out rows: AUC and accuracy. With --task: the TA_DA paper's downstream task on the
     released rows, any algorithm's output (intervals by midpoints, sets and hierarchy
-    nodes multi-hot). --task groups: seed 001's measures of the released groups (numeric
+    nodes multi-hot). --task groups: Zouinina et al.'s measures of the released groups (numeric
     QIs): Silhouette, Davies-Bouldin, structural utility, with --label separability and
     combined utility. Needs anonsql[eval].
 
@@ -312,7 +313,9 @@ def evaluate(
 
     if task is not None:
         if train_run is not None or protocol != "paper":
-            raise click.UsageError("--protocol and --train-run are seed 000's, not --task's.")
+            raise click.UsageError(
+                "--protocol and --train-run belong to the MLP protocol, not to --task."
+            )
         if task == "groups":  # seed 001's measures (README: Microaggregation)
             _evaluate_groups(run_id, label or target, as_json, db_path)
         else:

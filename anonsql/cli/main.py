@@ -22,8 +22,8 @@ def cli(verbose: bool) -> None:
 
     Start with `anonsql demo`, or `anonsql anonymize-file FILE --qi ... --k 5 --hierarchies
     DIR --out OUT` for a file in and a file out. `anonsql COMMAND --help` shows each
-    command's options and an example. The papers behind the methods are listed in the
-    README's References section.
+    command's options and an example. The papers behind the methods are listed on
+    the documentation's References page.
     """
     if verbose:
         import os

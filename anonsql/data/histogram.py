@@ -38,7 +38,7 @@ class Histogram:
     #: their sensitive values' counts (indexed like ``sens_labels``): suppressed rows stay in
     #: the table's sensitive distribution, as ``check`` and the output guard count them
     missing_sens: np.ndarray | None = None
-    #: with a privacy unit whose rows hold several QI tuples (README "Privacy units"): the
+    #: with a privacy unit whose rows hold several QI tuples (docs/models/units.md): the
     #: rows are distinct (unit, QI leaves, sensitive value) records, ``unit_ids`` numbers
     #: each row's unit densely, and :attr:`units` counts every unit of the table (those whose
     #: every record lacks a hierarchy value included); see :mod:`anonsql.data.units`
@@ -147,7 +147,7 @@ class Histogram:
         them at every read).
 
         ``unit``: the rows are the distinct (unit, QI values, sensitive value) of ``source``
-        (README "Privacy units", units whose rows hold several QI tuples), numbered by unit
+        (docs/models/units.md, units whose rows hold several QI tuples), numbered by unit
         in :attr:`unit_ids`."""
         if missing not in ("error", "suppress"):
             raise InputError(f"missing is 'error' or 'suppress', not {missing!r}")

@@ -1,4 +1,4 @@
-"""Privacy units: many rows per person (README "Privacy units").
+"""Privacy units: many rows per person (docs/models/units.md).
 
 With ``unit`` (a column naming the person, household or customer each row belongs to) every
 count a model or a limit uses counts distinct units, not rows: a class is k-anonymous when it

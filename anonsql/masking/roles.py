@@ -166,7 +166,7 @@ LINKING_MASKS = ("pseudonym", "token", "fake", "partial", "email-domain")
 def _check_unit(backend, source: str, spec: Any, unit: str, keep: list[str], masks) -> None:
     """The privacy unit is counted, never released: neither as it is nor under a mask that
     keeps equal values equal. Such a column links a person's rows across classes, and an
-    adversary who links them can intersect the classes (README "Privacy units"); so with a
+    adversary who links them can intersect the classes (docs/models/units.md); so with a
     unit, identifiers are dropped or nulled, not pseudonymized."""
     backend.require_columns(source, [unit])
     taken = {q: "a quasi-identifier" for q in spec.qis}

@@ -69,8 +69,8 @@ def evaluate_groups(db, run_id: int, label: str | None = None, seed: int = 0) ->
     not_numeric = [q for q in qis if q not in tf.numeric]
     if not_numeric:
         raise InputError(
-            "seed 001's utility measures are defined on numeric quasi-identifiers; not numeric: "
-            + ", ".join(not_numeric)
+            "Zouinina et al.'s utility measures are defined on numeric quasi-identifiers; "
+            "not numeric: " + ", ".join(not_numeric)
         )
     keep = ~tf.suppressed
     released = tf.released.loc[keep, qis].astype(float).to_numpy()

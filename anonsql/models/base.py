@@ -265,7 +265,7 @@ class PrivacyModel(ABC):
     #: the model reads each class's sensitive *distribution* (t-closeness, beta-likeness,
     #: delta-disclosure), not counts of values: with a privacy unit whose records hold several
     #: values, each unit then weighs once in its class, shared equally among its values,
-    #: where a count model counts a value once per unit holding it (README "Privacy units")
+    #: where a count model counts a value once per unit holding it (docs/models/units.md)
     reads_distribution: ClassVar[bool] = False
     # Monotonicity over the lattice. A generalization's classes are unions of the node's
     # classes (seed 002 section II.C), so what the search may infer from a checked node depends

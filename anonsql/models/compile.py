@@ -44,7 +44,7 @@ def class_ctes(
     marker: str = SUPPRESSED,
     unit: str | None = None,
 ) -> list[tuple[str, exp.Expression]]:
-    """The four relations; with ``unit`` (README "Privacy units") every count is of distinct
+    """The four relations; with ``unit`` (docs/models/units.md) every count is of distinct
     units: a class's size is its units, a sensitive value counts once per unit holding it,
     each unit weighs once in the distributions (``class_shares``, ``overall``), and a row
     without a unit counts for no one."""

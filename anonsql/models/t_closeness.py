@@ -90,7 +90,7 @@ class L1Closeness(_TCloseness):
         return "models/l1", {}
 
     def describe(self) -> str:
-        return f"{self.t:g}-closeness (L1 distance, seed 004)"
+        return f"{self.t:g}-closeness (L1 distance, Mauger et al.)"
 
 
 def _l1(stats: ClassStats) -> np.ndarray:

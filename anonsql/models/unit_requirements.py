@@ -60,7 +60,7 @@ def check_unit_models(models: list[PrivacyModel]) -> None:
         if m.table_level or m.needs_population:
             raise InputError(
                 f"{m.describe()} is not counted in units whose rows hold several "
-                f'quasi-identifier tuples or sensitive values (README "Privacy units"); '
+                f"quasi-identifier tuples or sensitive values (documentation: Privacy units); "
                 f"use k, l-diversity, t-closeness, beta-likeness or delta-disclosure"
             )
 

@@ -78,7 +78,7 @@ class Guard:
     sensitive_top: int | None = None
     #: the population table of k-map and delta-presence (grouped by the same mapping)
     population: str | None = None
-    #: the privacy unit (README "Privacy units"): classes count its distinct values, and a
+    #: the privacy unit (docs/models/units.md): classes count its distinct values, and a
     #: row without one is suppressed
     unit: str | None = None
     k_only: bool = field(init=False)

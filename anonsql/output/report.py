@@ -52,7 +52,7 @@ def build_report(
         raise InputError(f"run {run_id}'s output {output!r} no longer exists")
     qis = list(params.get("qis") or levels)
     if params.get("unit"):
-        # README "Privacy units": classes count units, which the output does not hold
+        # docs/models/units.md: classes count units, which the output does not hold
         sizes, suppressed = _unit_class_sizes(db, row, params, qis)
     else:
         sizes, suppressed = _class_sizes(be, output, qis)
@@ -225,7 +225,7 @@ def _sensitive_one(
         "values": values,
         "distinct_per_class": [{"distinct": int(d), "classes": int(c)} for d, c in hist],
         "models": [],
-        # the output holds no unit (README "Privacy units"): these figures count its rows,
+        # the output holds no unit (docs/models/units.md): these figures count its rows,
         # where the run and its guard count units
         "counted_in": "rows of the output" if params.get("unit") else "rows",
     }
