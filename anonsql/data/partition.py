@@ -128,6 +128,14 @@ class Partition:
             return hs[j].rank_column(self.levels[j], levels[j])[codes]
 
         pairs = (self.pair_value, self.pair_count, self.pair_class)
+        if hist.unit_ids is not None and self.row_class is not None:
+            # units of several records count per class from each record's class
+            # (anonsql.models.unit_requirements): carried along, a gather instead of grouping
+            # every record again
+            part = _group(levels, column, self.sizes, hs, pairs, keep_rows=True)
+            assert part.row_class is not None
+            part.row_class = part.row_class[self.row_class]
+            return part
         return _group(levels, column, self.sizes, hs, pairs)
 
 

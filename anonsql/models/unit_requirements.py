@@ -71,7 +71,8 @@ class UnitStats:
     (class, unit), and the stats each kind of model reads."""
 
     sizes: np.ndarray  # distinct units per class
-    pair_class: np.ndarray  # one entry per distinct (class, unit)
+    single_class: np.ndarray  # the class of each unit of one record
+    pair_class: np.ndarray  # one entry per distinct (class, unit) of units of several records
     pair_unit: np.ndarray
     counts: ClassStats  # a value counts once per unit holding it
     shares: ClassStats  # each unit weighs once, shared among its values
@@ -81,7 +82,8 @@ class UnitStats:
 
     def units_in(self, classes: np.ndarray) -> int:
         """Distinct units with a record in the classes selected by the mask ``classes``."""
-        return len(np.unique(self.pair_unit[classes[self.pair_class]]))
+        several = len(np.unique(self.pair_unit[classes[self.pair_class]]))
+        return int(classes[self.single_class].sum()) + several
 
 
 @dataclass
@@ -94,6 +96,7 @@ class UnitRequirements(Requirements):
     #: unit): suppressed already, charged to the limit
     missing_units: int = 0
     _unit_overall: np.ndarray | None = field(default=None, repr=False)
+    _multi: np.ndarray | None = field(default=None, repr=False)
 
     #: counts of classes do not add up when classes merge (the searches' projection sieve
     #: and other bounds over summed counts are off)
@@ -122,13 +125,19 @@ class UnitRequirements(Requirements):
 
     # -- the counts ------------------------------------------------------------------------------
     def unit_stats(self, part: Partition, hist: Histogram) -> UnitStats:
+        """The node's classes in units. A unit of one record (most of them, typically) is
+        counted by adding, as rows are; only the records of units with several are
+        deduplicated per class, by sorting their (class, unit) keys."""
         assert hist.unit_ids is not None
         units = max(hist.units, 1)
-        rc = part.classes_of_rows(hist).astype(np.int64)
+        rc = part.classes_of_rows(hist).astype(np.int64, copy=False)
         uid = hist.unit_ids
-        cu = np.unique(rc * units + uid)
+        multi = self._several(hist)
+        single_class = rc[~multi]
+        cu = np.unique(rc[multi] * units + uid[multi])
         pair_class, pair_unit = cu // units, cu % units
-        sizes = np.bincount(pair_class, minlength=part.classes).astype(np.int64)
+        sizes = np.bincount(single_class, minlength=part.classes).astype(np.int64)
+        sizes += np.bincount(pair_class, minlength=part.classes).astype(np.int64)
         counts = shares = ClassStats(sizes)
         if hist.sens is not None:
             overall = self._overall_by_unit(hist)
@@ -136,32 +145,42 @@ class UnitRequirements(Requirements):
             width = len(labels)
             null = labels.index(NULL_SENSITIVE) if NULL_SENSITIVE in labels else -1
             valued = hist.sens != null
-            # distinct (class, unit, value) of the records with a value
-            key = (rc[valued] * units + uid[valued]) * width + hist.sens[valued]
-            cuv = np.unique(key)
+            # units of one record: their one value, weight 1 (count and share alike)
+            one = valued & ~multi
+            single_key = rc[one] * width + hist.sens[one]
+            # units of several: their distinct (class, unit, value), sorted by (class, unit)
+            several = valued & multi
+            cuv = np.unique((rc[several] * units + uid[several]) * width + hist.sens[several])
             c_u, value = cuv // width, cuv % width
-            cls = c_u // units
-            # a value counts once per unit holding it
-            cv, per_cv = np.unique(cls * width + value, return_counts=True)
-            counts = ClassStats(
-                sizes, cv // width, cv % width, per_cv.astype(np.int64), overall, labels
-            )
             # each unit weighs once, shared among its values in the class
-            # (cuv is sorted, so each (class, unit)'s values are adjacent)
             _, per_unit = np.unique(c_u, return_counts=True)
             w = np.repeat(1.0 / per_unit, per_unit)
-            ws = np.bincount(np.searchsorted(cv, cls * width + value), w, minlength=len(cv))
-            shares = ClassStats(
+            keys = np.concatenate([single_key, (c_u // units) * width + value])
+            held = np.concatenate([np.ones(len(single_key)), np.ones(len(cuv))])
+            weight = np.concatenate([np.ones(len(single_key)), w])
+            cv, (per_cv, ws) = _sum_by(keys, [held, weight], part.classes * width)
+            # a value counts once per unit holding it
+            counts = ClassStats(
                 sizes,
                 cv // width,
                 cv % width,
-                ws,
+                np.rint(per_cv).astype(np.int64),
                 overall,
                 labels,
                 self.sensitive_hierarchy,
             )
-            counts.sensitive_hierarchy = self.sensitive_hierarchy
-        return UnitStats(sizes, pair_class, pair_unit, counts, shares)
+            shares = ClassStats(
+                sizes, cv // width, cv % width, ws, overall, labels, self.sensitive_hierarchy
+            )
+        return UnitStats(sizes, single_class, pair_class, pair_unit, counts, shares)
+
+    def _several(self, hist: Histogram) -> np.ndarray:
+        """Which records belong to a unit with several records (computed once)."""
+        if self._multi is None:
+            assert hist.unit_ids is not None
+            per_unit = np.bincount(hist.unit_ids, minlength=hist.units)
+            self._multi = per_unit[hist.unit_ids] > 1
+        return self._multi
 
     def _overall_by_unit(self, hist: Histogram) -> np.ndarray:
         """The table's sensitive distribution with each unit weighing once, shared among its
@@ -226,6 +245,20 @@ class UnitRequirements(Requirements):
         suppressed = us.units_in(~passing)
         a = Assessment(passing, suppressed, suppressed <= allowed)
         return Screening(a.anonymous, a, below)
+
+
+def _sum_by(
+    keys: np.ndarray, weights: list[np.ndarray], span: int
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The distinct ``keys`` (sorted) and each weight summed per key: a counting pass when the
+    key space is small, else a sort."""
+    if span <= 4 * len(keys) + 1024:
+        sums = [np.bincount(keys, w, minlength=span) for w in weights]
+        present = np.bincount(keys, minlength=span) > 0
+        uniq = np.flatnonzero(present)
+        return uniq, [x[uniq] for x in sums]
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    return uniq, [np.bincount(inverse, w, minlength=len(uniq)) for w in weights]
 
 
 def _subset_stats(stats: ClassStats, classes: np.ndarray) -> ClassStats:

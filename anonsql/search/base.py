@@ -88,7 +88,14 @@ class NodeEvaluator:
 
     @staticmethod
     def _size(part: Partition) -> int:
-        arrays = (part.codes, part.sizes, part.pair_class, part.pair_value, part.pair_count)
+        arrays = (
+            part.codes,
+            part.sizes,
+            part.pair_class,
+            part.pair_value,
+            part.pair_count,
+            part.row_class,
+        )
         return sum(a.nbytes for a in arrays if a is not None)
 
     def rebase(self, levels) -> None:
