@@ -305,7 +305,7 @@ def check_goal(
     check_pass_options(spec, prefix, given, spell)
     from anonsql.algorithms.dp import check_dp_options
 
-    check_dp_options(spec, prefix, given, spell)
+    check_dp_options(spec, prefix, None if combined else set(), spell)
     from anonsql.algorithms.mondrian import check_partition_options
 
     if combined:  # how options combine; an option checked alone is not judged so

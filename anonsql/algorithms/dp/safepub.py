@@ -68,13 +68,16 @@ _OTHER_MODELS = (
 def dp_spec(spec: Any) -> Any:
     """A SafePub spec as it runs: every class below k is suppressed whatever the share (no
     suppression limit) and suppressed rows are left out of the output."""
-    if getattr(spec, "algorithm", None) != ALGORITHM:
-        return spec
+    if getattr(spec, "algorithm", None) != ALGORITHM or spec.suppression not in (0.0, 1.0):
+        return spec  # another algorithm, or a limit that check_dp_options refuses
     return replace(spec, suppression=1.0, drop_suppressed=True)
 
 
 def check_dp_options(spec: Any, prefix: str = "", given=None, spell=repr) -> None:
-    """The options of a DP release, checked before anything is read."""
+    """The options of a DP release, checked before anything is read (``given`` empty: an
+    option checked alone, whose combination with the others is not judged)."""
+    if given is not None and not given:
+        return
     algo = getattr(spec, "algorithm", None)
     set_ = [o for o in DP_OPTIONS if getattr(spec, o, None) is not None]
     if algo != ALGORITHM:
