@@ -63,7 +63,7 @@ def main() -> None:
     ))  # fmt: skip
     t_k = time.perf_counter() - t
     dp_out = int(db.backend.fetchall("SELECT COUNT(*) FROM adult_dp")[0][0])
-    k_out = int(db.backend.fetchall("SELECT COUNT(*) FROM adult_k WHERE \"age\" <> '*'")[0][0])
+    k_out = ka.measures["rows"] - ka.measures["suppressed_rows"]  # '*' rows are suppressed
     print(f"Adult x{args.scale}: {n:,} rows, 9 QIs, engine {db.backend.dialect}, k = {k}")
     print(f"{'release':<34} {'seconds':>8} {'Loss':>8} {'released':>9}  levels")
     print(
