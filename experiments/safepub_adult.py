@@ -19,6 +19,9 @@ here), so the comparison is to ARX's own expected values instead, which
 ``tests/test_dp_arx.py`` reproduces exactly for ARX's fixed-generalization cases.
 
     python experiments/safepub_adult.py [--runs 20] [--steps 100]
+
+The committed results (experiments/results/safepub_adult.*) were run with --steps 20 on a
+shared, loaded machine (the default 100 steps took about 25 s per release there).
 """
 
 from __future__ import annotations
