@@ -86,7 +86,9 @@ class Spec:
     unit: str | None = None
     cluster: bool = False
     controllers: int = 1
-    seed: int = 0
+    # None: the algorithm's default (0 for the partitioning and microaggregation; for
+    # safepub the operating system's randomness: a seed is for tests and reproductions)
+    seed: int | None = None
     # Mondrian's stop rule when the widest QI has no allowable cut: "next-widest" tries the
     # next widest QI, "widest" releases the partition (LeFevre et al.'s rule)
     mondrian_stop: str = "next-widest"
@@ -108,6 +110,14 @@ class Spec:
     # bytes (or "1GiB") the lattice search may use for the histogram; a larger one stays in
     # the engine (anonsql.data.engine_classes). None: a share of the machine's memory
     memory_budget: int | str | None = None
+    # differential privacy (algorithm "safepub", anonsql.algorithms.dp): epsilon and delta
+    # spent, the share of epsilon spent choosing the generalization (0: ``levels``, QI ->
+    # level, fixed beforehand) and the exponential mechanism's steps
+    dp_epsilon: float | None = None
+    dp_delta: float | None = None
+    dp_search_budget: float | None = None
+    dp_steps: int | None = None
+    levels: dict[str, int] | list[int] | None = None
 
     def __post_init__(self) -> None:
         self.sensitive = normalize_sensitive(self.sensitive)
@@ -265,6 +275,7 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     """Run ``spec.algorithm`` on ``source`` and, when ``spec.output`` is set, publish its
     recoding through the one output writer (a self-guarding view or a table snapshot)."""
     from anonsql.algorithms import algorithm
+    from anonsql.algorithms.dp import dp_spec
     from anonsql.masking.roles import resolve_roles
     from anonsql.masking.tokens import prepare_tokens
     from anonsql.options import check_goal
@@ -272,6 +283,7 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
+    spec = dp_spec(spec)  # safepub: no suppression limit, suppressed rows left out
     check_goal(spec, "")
     columns = validate_columns(db, source, spec)
     check_source_name(source)

@@ -36,8 +36,8 @@ def warnings_of(result: Any) -> list[str]:
     m = result.measures
     share = float(m.get("suppressed_share") or 0.0)
     found = list(m.get("warnings") or [])  # the algorithm's own (e.g. codes averaged)
-    if share <= SUPPRESSION_WARNING_SHARE:
-        return found
+    if share <= SUPPRESSION_WARNING_SHARE or result.algorithm == "safepub":
+        return found  # safepub suppresses every class below its derived k: no limit to lower
     return [
         *found,
         f"{share:.1%} of the rows ({m.get('suppressed_rows')}) are suppressed (* in every "

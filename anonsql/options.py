@@ -79,6 +79,12 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "local_gs_factor": ("local_gs_factor", "number"),
     "max_iterations": ("max_iterations", "int"),
     "adaption_factor": ("adaption_factor", "number"),
+    # differential privacy (algorithm "safepub")
+    "dp_epsilon": ("dp_epsilon", "number"),
+    "dp_delta": ("dp_delta", "number"),
+    "dp_search_budget": ("dp_search_budget", "number"),
+    "dp_steps": ("dp_steps", "int"),
+    "levels": ("levels", "levels"),
 }
 #: options that only mean something with a privacy model: option -> the model's option
 NEEDS_MODEL = {
@@ -178,6 +184,16 @@ def check_value(option: str, kind: str, value: Any, where: str) -> Any:
             return normalize_sensitive(value, f"{where}: {option!r}")
         except InputError:
             raise fail("a column name or a list of column names") from None
+    if kind == "levels":  # QI -> level, or a list of levels in the QIs' order
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+            if all("=" in v for v in value):
+                value = {k.strip(): v.strip() for k, v in (v.split("=", 1) for v in value)}
+        if isinstance(value, Mapping):
+            return dict(value)
+        if isinstance(value, list | tuple):
+            return list(value)
+        raise fail("a table of QI = level or a list of levels")
     if kind == "mapping":
         if not isinstance(value, Mapping):
             raise fail("a table of QI = hierarchy")
@@ -287,6 +303,9 @@ def check_goal(
     from anonsql.algorithms.rho_gain import check_pass_options
 
     check_pass_options(spec, prefix, given, spell)
+    from anonsql.algorithms.dp import check_dp_options
+
+    check_dp_options(spec, prefix, None if combined else set(), spell)
     from anonsql.algorithms.mondrian import check_partition_options
 
     if combined:  # how options combine; an option checked alone is not judged so

@@ -9,6 +9,7 @@ from anonsql.errors import InputError
 
 
 def _registry() -> dict[str, type[Algorithm]]:
+    from anonsql.algorithms.dp import SafePub
     from anonsql.algorithms.greedy import GreedyAlgorithm
     from anonsql.algorithms.lattice import Exhaustive, Flash, Heuristic
     from anonsql.algorithms.microaggregation import MICROAGGREGATION
@@ -22,12 +23,14 @@ def _registry() -> dict[str, type[Algorithm]]:
             *(Flash, Exhaustive, Heuristic, GreedyAlgorithm, RhoGain),
             *(MondrianAlgorithm, TadaAlgorithm),
             *MICROAGGREGATION,
+            SafePub,
         )
     }
 
 
 ALGORITHM_NAMES = ("flash", "exhaustive", "heuristic", "greedy", "rho-gain", "mondrian", "tada")
 ALGORITHM_NAMES += ("mdav", "ktca", "ctca", "kde")  # seed 001's microaggregation
+ALGORITHM_NAMES += ("safepub",)  # differential privacy (issue 32)
 
 
 def algorithm(name: str) -> Algorithm:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -54,6 +55,12 @@ class Outcome:
     per_qi: dict[str, float] | None = None
     lattice_size: int | None = None
     solutions: list[dict] = field(default_factory=list)
+    #: the relation the output reads instead of the source (SafePub's stored sample)
+    release_source: str | None = None
+    #: what the algorithm derived, recorded beside the spec in provenance (SafePub: "dp")
+    parameters: dict[str, Any] = field(default_factory=dict)
+    #: run inside the output's transaction before anything is written (SafePub's budget)
+    before_write: Callable[[Any], None] | None = None
 
 
 class Algorithm(ABC):

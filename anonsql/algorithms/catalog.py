@@ -176,6 +176,22 @@ CATALOG: dict[str, AlgorithmInfo] = {
             "(Zouinina et al. 2020)",
             False,
         ),
+        AlgorithmInfo(
+            "safepub",
+            "SafePub: (epsilon, delta)-differentially private microdata by random sampling, "
+            "an exponential-mechanism search of the lattice and strongly-safe k-anonymization "
+            "(Bild, Kuhn, Prasser, PoPETs 2018; ARX's EDDifferentialPrivacy)",
+            "full-domain generalization of a stored random sample, classes below k left out",
+            "(epsilon, delta)-differential privacy of the release; k derived from them",
+            ("(epsilon, delta)-differential privacy",),
+            (
+                *("dp_epsilon", "dp_delta", "dp_search_budget", "dp_steps", "levels"),
+                *("metric (loss, precision, aecs, dm, entropy)", "seed (tests only)"),
+            ),
+            False,
+            "needed (built when missing)",
+            False,
+        ),
     )
 }
 

@@ -84,7 +84,7 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
             f"each data controller anonymizes a share of them"
         )
     result = partition(
-        points, checker, mode, spec.controllers, spec.seed, spec.k, stop=spec.mondrian_stop
+        points, checker, mode, spec.controllers, spec.seed or 0, spec.k, stop=spec.mondrian_stop
     )
     ctx.timings.update(result.timings)
     t0 = time.perf_counter()
@@ -127,13 +127,15 @@ def check_partition_options(spec, prefix: str = "") -> None:
             ("label", getattr(spec, "label", None) is not None),
             ("cluster", bool(getattr(spec, "cluster", False))),
             ("controllers", getattr(spec, "controllers", 1) != 1),
-            ("seed", getattr(spec, "seed", 0) != 0),
+            ("seed", getattr(spec, "seed", None) not in (None, 0)),
             ("mondrian_stop", stop != NEXT_WIDEST),
         )
         if on
     ]
     if algo in ("mdav", "ktca", "ctca", "kde"):  # seed 001's microaggregation: wLVQ2's label
         set_ = [name for name in set_ if name not in ("label", "seed")]
+    if algo == "safepub":  # differential privacy: a seed for tests and reproductions
+        set_ = [name for name in set_ if name != "seed"]
     if set_ and algo not in ("mondrian", "tada"):
         raise InputError(
             f"{prefix}{', '.join(set_)}: option(s) of the partitioning algorithms "
@@ -153,8 +155,8 @@ def check_partition_options(spec, prefix: str = "") -> None:
             f"{prefix}controllers must be at most {MAX_CONTROLLERS:,} (each holds a share of "
             f"the rows), not {c}"
         )
-    seed = getattr(spec, "seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    seed = getattr(spec, "seed", None)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise InputError(f"{prefix}seed must be a whole number >= 0, not {seed!r}")
     try:
         check_stop(stop)

@@ -68,6 +68,7 @@ SOURCE_NEEDED = "so it holds no table to anonymize (check --db; nothing was crea
         [
             *("flash", "exhaustive", "heuristic", "greedy", "rho-gain", "mondrian", "tada"),
             *("mdav", "ktca", "ctca", "kde"),
+            "safepub",
         ]
     ),
     help="flash/exhaustive: optimal full-domain recoding; heuristic: best-effort full-domain "
@@ -77,7 +78,8 @@ SOURCE_NEEDED = "so it holds no table to anonymize (check --db; nothing was crea
     "(--rho); mondrian: Mondrian with l-diversity (QIs need no hierarchy); tada: "
     "target-aware anonymization for a downstream analysis (--label or --cluster); mdav, "
     "ktca, ctca, kde: microaggregation of numeric QIs by clustering (--label: the "
-    'wLVQ2-supervised "++" variant). Papers: see the References page of the documentation.',
+    'wLVQ2-supervised "++" variant); safepub: (epsilon, delta)-differential privacy '
+    "(--dp-epsilon, --dp-delta). Papers: see the References page of the documentation.",
 )
 @click.option(
     "--label",
@@ -109,10 +111,36 @@ SOURCE_NEEDED = "so it holds no table to anonymize (check --db; nothing was crea
 @click.option(
     "--seed",
     type=int,
-    default=0,
-    show_default=True,
+    default=None,
     help="mondrian/tada: seed of the controllers' split and of the k-means; ktca/ctca and "
-    "wLVQ2: seed of the maps and of the drawn examples.",
+    "wLVQ2: seed of the maps and of the drawn examples (default 0). safepub: for tests and "
+    "reproductions only (default: the operating system's randomness); the release says so.",
+)
+@click.option(
+    "--dp-epsilon",
+    type=float,
+    default=None,
+    help="safepub: the epsilon the release spends (differential privacy).",
+)
+@click.option("--dp-delta", type=float, default=None, help="safepub: the delta it spends.")
+@click.option(
+    "--dp-search-budget",
+    type=float,
+    default=None,
+    help="safepub: the share of epsilon spent choosing the generalization, in [0, 1) "
+    "(default 0.1); 0: the generalization given by --levels.",
+)
+@click.option(
+    "--dp-steps",
+    type=int,
+    default=None,
+    help="safepub: steps of the exponential-mechanism walk over the lattice (default 100).",
+)
+@click.option(
+    "--levels",
+    default=None,
+    help="safepub with --dp-search-budget 0: the fixed levels, QI=LEVEL,... or one level "
+    "per QI in --qi's order.",
 )
 @click.option(
     "--mondrian-stop",
@@ -233,6 +261,11 @@ def anonymize(
     cluster,
     controllers,
     seed,
+    dp_epsilon,
+    dp_delta,
+    dp_search_budget,
+    dp_steps,
+    levels,
     mondrian_stop,
     rho,
     recoding,
@@ -271,6 +304,7 @@ def anonymize(
           --columns age,sex,zip,income
     """
     from anonsql.anonymization import anonymize as run
+    from anonsql.options import check_value
 
     roles = role_values(**{k: goal.pop(k) for k in ROLE_PARAMS})
     spec = _spec(
@@ -286,6 +320,11 @@ def anonymize(
         cluster=cluster,
         controllers=controllers,
         seed=seed,
+        dp_epsilon=dp_epsilon,
+        dp_delta=dp_delta,
+        dp_search_budget=dp_search_budget,
+        dp_steps=dp_steps,
+        levels=None if levels is None else check_value("levels", "levels", levels, "--levels"),
         mondrian_stop=mondrian_stop,
         rho=rho,
         recoding_mode=recoding,
@@ -356,13 +395,22 @@ def status(output: str | None, as_json: bool, db_path: str) -> None:
     """
     import sys
 
+    from anonsql.algorithms.dp.budget import budgets
     from anonsql.output.status import output_status
 
-    statuses = output_status(open_db(db_path, create=False), output)
+    db = open_db(db_path, create=False)
+    statuses = output_status(db, output)
     if as_json:
-        echo_json("status", [s.to_dict() for s in statuses])
+        body = {"items": [s.to_dict() for s in statuses]}
+        body["budgets"] = [b.to_dict() for b in budgets(db)]  # differential privacy
+        echo_json("status", body)
     elif not statuses:
         click.echo("no outputs written by anonsql in this database")
+    spent = [] if as_json else budgets(db)
+    if spent:  # differential privacy: the budget spent per source table
+        click.echo("privacy budget (differential privacy, per source table):")
+        for b in spent:
+            click.echo(f"  {b.describe()}")
     for s in [] if as_json else statuses:
         verdict = "within" if s.within_limit else "OVER"
         note = " (table snapshot: 'now' is what a refresh would release)" if s.snapshot else ""
@@ -403,4 +451,10 @@ def refresh(output: str, missing: str | None, as_json: bool, db_path: str) -> No
     db = open_db(db_path, create=False)
     with _progress(as_json) as progress:
         result = run_refresh(db, output, progress, missing=missing)
+    if result.algorithm == "safepub" and not as_json:
+        click.echo(
+            "refresh of a differentially private release: a new sample was drawn and the "
+            "release's epsilon and delta were spent again (anonsql status shows the budget)",
+            err=True,
+        )
     _echo_result(result, as_json, run_qis(db, result.run_id))

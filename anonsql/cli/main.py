@@ -9,7 +9,7 @@ import sys
 import click
 
 from anonsql import __version__
-from anonsql.cli import anonymize, data, hierarchy, inspect, runs, sql
+from anonsql.cli import anonymize, budget, data, hierarchy, inspect, runs, sql
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,6 +44,7 @@ for command in (
     sql.sql_cmd,
     anonymize.run_cmd,
     anonymize.status,
+    budget.budget,
     runs.runs_cmd,
     anonymize.refresh,
     inspect.represent,

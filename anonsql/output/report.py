@@ -623,6 +623,7 @@ svg {{ font-size: 12px; display: block; margin: 1em 0 2em; }}
 <p>{_e(r["created_at"])}. How private: the risk figures and the class sizes. How useful:
 the quality score and the loss per QI (0 = data unchanged, 1 = fully generalized).</p>
 <table>{table_html}</table>
+{_dp_html(r)}
 {_release_html(r)}
 {passes_html}
 {risk_chart}
@@ -632,6 +633,23 @@ the quality score and the loss per QI (0 = data unchanged, 1 = fully generalized
 {_solutions_html(r)}
 </body></html>
 """
+
+
+def _dp_html(r: dict[str, Any]) -> str:
+    """A differentially private release (safepub): what it spent and derived, and whether
+    its randomness was the operating system's or a seed (tests and reproductions only)."""
+    dp = (r.get("parameters") or {}).get("dp")
+    if not dp:
+        return ""
+    keys = ("epsilon", "delta", "epsilon_anon", "epsilon_search", "beta", "k", "steps")
+    rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(str(dp.get(k)))}</td></tr>" for k in keys)
+    seeded = dp.get("seed") is not None
+    rows += (
+        f"<tr><th>randomness</th><td>{_e(str(dp.get('randomness')))}"
+        + (f" (seed {_e(str(dp.get('seed')))})" if seeded else "")
+        + "</td></tr>"
+    )
+    return f"<h2>Differential privacy (SafePub)</h2><table>{rows}</table>"
 
 
 def _release_html(r: dict[str, Any]) -> str:

@@ -18,10 +18,12 @@ import pandas as pd
 from sqlglot import exp
 
 from anonsql.algorithms.base import Outcome
+from anonsql.algorithms.dp.sampling import drop_sample, replaced_sample
 from anonsql.backend.sql_templates import table
 from anonsql.errors import InputError
 from anonsql.models.base import PrivacyModel
 from anonsql.models.goal import build_models
+from anonsql.models.k_anonymity import KAnonymity
 from anonsql.models.requirements import population_table
 from anonsql.models.t_closeness import HierarchicalEMD
 from anonsql.output.guard import Guard, guarded_query
@@ -76,8 +78,12 @@ def publish(
     t0 = time.perf_counter()
     with backend.transaction():
         backend.lock_output(spec.output)  # a second run into this output waits or stops
+        if outcome.before_write is not None:
+            outcome.before_write(db)  # SafePub: the budget's limit, under its lock
         prov = Provenance(backend)  # creates anonsql's tables inside the transaction
         run_id = prov.next_run_id()
+        # a DP release's stored sample read by the output this run replaces (anonsql.algorithms.dp)
+        old_sample = replaced_sample(db, spec.output)
         if isinstance(recoding, TableRecoding):
             recoding.output = spec.output
             prov.replace_recodings(
@@ -86,7 +92,7 @@ def publish(
         prov.replace_masks(run_id, spec.output, tokens.frame if tokens else None)
         query = guarded_query(
             backend.dialect,
-            source,
+            outcome.release_source or source,
             roles.columns,
             list(spec.qis),
             recoding,
@@ -96,6 +102,8 @@ def publish(
             output=spec.output,
         )
         replace_output(db, spec.materialize, spec.output, query)
+        if old_sample and old_sample != outcome.release_source:
+            drop_sample(db, old_sample)
         record_written(db, spec.output, "anonymize")
         prov.record_solutions(run_id, pd.DataFrame(outcome.solutions))
         params = spec.to_dict()
@@ -117,6 +125,7 @@ def publish(
         # each column's role, and the masks as run (fake's kind resolved); no key material
         params["roles"] = roles.describe()
         params["masks"] = {**dict(spec.masks or {}), **{c: m.text() for c, m in masks.items()}}
+        params.update(outcome.parameters)
         timings["materialize"] = time.perf_counter() - t0
         prov.record_run(
             run_id,
@@ -236,7 +245,7 @@ def run_query(
     masks = {c: m for c, m in parse_masks(params.get("masks") or {}).items() if c in columns}
     query = guarded_query(
         dialect or db.backend.dialect,
-        run["source"],
+        (params.get("dp") or {}).get("sample") or run["source"],  # a DP release's sample
         columns,
         qis,
         recoding,
@@ -254,6 +263,8 @@ def run_query(
 
 
 def _models_of_run(spec, run, sensitive_key) -> list[PrivacyModel]:
+    if run["parameters"].get("dp"):  # SafePub: k derived from epsilon and delta
+        return [KAnonymity(int(run["parameters"]["dp"]["k"]))]
     if run["algorithm"].startswith("greedy"):
         from anonsql.algorithms.greedy import greedy_model, guard_models
 

@@ -1,0 +1,130 @@
+"""SafePub's sample, drawn once in the engine and stored.
+
+Each record is drawn with probability beta (SafePub Algorithm 1, line 1; Eq. (1) of
+:mod:`anonsql.algorithms.dp.params`) by ``sql/dp/draw_sample.sql``: the first 52 bits of
+SHA-256(key || row number) below beta * 2^52. With a secret uniform 256-bit key, SHA-256 of
+distinct inputs is a pseudorandom function, so the records' draws are independent Bernoulli
+draws with probability exactly threshold / 2^52 (the beta the parameters are computed for).
+The engines offer no cryptographic sampler of their own (their ``random()`` and TABLESAMPLE
+are seeded non-cryptographic generators, some with 32-bit seeds), and OpenDP samples in
+this process, not in the engine; the keyed hash is written here for that reason and tested
+for its rate in ``tests/test_dp.py``.
+
+The sample is written once, as a table ``anonsql_dp_sample_<run id>`` of the source's rows
+(with their number ``__anonsql_row``) that the release's output reads: a DP output is a table,
+or a view over this stored sample, never a view that draws again at every read (averaging
+many draws would undo the sampling). It is restricted like anonsql's other side tables, and
+dropped when its output is replaced (a refresh draws a new sample and spends budget again).
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+
+from anonsql.algorithms.dp.params import BETA_BITS
+from anonsql.backend.sql_templates import column, drop, table, template
+
+#: prefix of the stored samples' names
+SAMPLE_PREFIX = "anonsql_dp_sample_"
+ROW = "__anonsql_row"
+
+
+def threshold_hex(threshold: int) -> str:
+    """The sampler's threshold as 13 lowercase hex digits (52 bits), compared as text with
+    the digest's first 13 hex digits (fixed width: text order is number order)."""
+    width = BETA_BITS // 4
+    if not 0 < threshold <= 16**width:
+        raise ValueError(f"threshold {threshold} outside (0, 2^{BETA_BITS}]")
+    if threshold == 16**width:
+        return "g" * width  # above every hex digit: everything is drawn (beta = 1)
+    return format(threshold, f"0{width}x")
+
+
+def sample_query(
+    dialect: str, source: str, key: str, threshold: int, order: list[str] | None = None
+) -> exp.Expression:
+    """The sample's SELECT. ``order``: number the rows in the order of these columns (as
+    text), so that a seeded release draws the same rows again (tests, reproductions);
+    without it the numbering is the engine's scan order, which is all an unseeded draw
+    needs (distinct numbers within the one statement)."""
+    q = template(
+        "dp/draw_sample", dialect, source=table(source), key=key, threshold=threshold_hex(threshold)
+    )
+    if order:
+        number = exp.Window(
+            this=exp.RowNumber(),
+            order=exp.Order(
+                expressions=[exp.Ordered(this=exp.cast(column(c, "s"), "VARCHAR")) for c in order]
+            ),
+        )
+        for alias in q.find_all(exp.Alias):
+            if alias.alias == ROW:
+                alias.set("this", number)
+                break
+    return q
+
+
+def sample_name(run_hint: int) -> str:
+    return f"{SAMPLE_PREFIX}{run_hint}"
+
+
+def draw_sample(
+    db, source: str, name: str, key: str, threshold: int, order: list[str] | None = None
+) -> None:
+    """Write the sample as table ``name`` (one CREATE TABLE ... AS: drawn once)."""
+    be = db.backend
+    query = sample_query(be.dialect, source, key, threshold, order)
+    be.execute(drop("table", name))
+    be.execute(exp.Create(this=table(name), kind="TABLE", expression=query))
+    be.restrict_access(name)
+
+
+def new_sample_name(db) -> str:
+    """A name no relation has: ``anonsql_dp_sample_<n>`` after the latest run id."""
+    be = db.backend
+    n = 1
+    if be.table_exists("anonsql_runs"):
+        n = int(
+            be.fetchall(sqlglot.parse_one("SELECT COALESCE(MAX(run_id), 0) + 1 FROM anonsql_runs"))[
+                0
+            ][0]
+        )
+    while be.table_exists(sample_name(n)):
+        n += 1
+    return sample_name(n)
+
+
+def drop_sample(db, name: str | None) -> None:
+    if name and name.startswith(SAMPLE_PREFIX):
+        db.backend.execute(drop("table", name))
+
+
+def replaced_sample(db, output: str | None) -> str | None:
+    """The stored sample that ``output``'s current run reads, if that run is a DP release
+    (the writer drops it when the output is replaced)."""
+    import json
+
+    be = db.backend
+    if output is None or not be.table_exists("anonsql_runs"):
+        return None
+    rows = be.fetchall(
+        "SELECT output, parameters FROM anonsql_runs WHERE output IS NOT NULL ORDER BY run_id"
+    )
+    sample = None
+    for name, params in rows:
+        if be.same_relation(str(name), output):
+            sample = (json.loads(params).get("dp") or {}).get("sample")
+    return sample
+
+
+__all__ = [
+    "ROW",
+    "SAMPLE_PREFIX",
+    "draw_sample",
+    "drop_sample",
+    "new_sample_name",
+    "replaced_sample",
+    "sample_query",
+    "threshold_hex",
+]
