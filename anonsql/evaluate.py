@@ -109,7 +109,13 @@ def evaluate_levels(
     every count is of distinct units, as a run with that unit counts (README "Privacy
     units")."""
     from anonsql.anonymization import Spec, normalize_sensitive, validate_columns
-    from anonsql.data.multi_sa import multi_sa_histogram
+    from anonsql.data.multi_sa import (
+        MULTI_SA,
+        SA_COLUMN,
+        composite,
+        multi_sa_histogram,
+        multi_sa_relation,
+    )
 
     validate_columns(db, source, Spec(qis=qis, sensitive=sensitive, hierarchies=hierarchies or {}))
     names = [db.hierarchies.resolve(q, (hierarchies or {}).get(q)) for q in qis]
@@ -137,13 +143,17 @@ def evaluate_levels(
             if shape.varying:
                 # units of several records: their distinct records, units counted per class
                 # (anonsql.models.unit_requirements)
-                if several is not None:
-                    raise InputError(
-                        "several sensitive attributes with units whose rows hold several "
-                        "quasi-identifier tuples or sensitive values are not counted yet "
-                        "(documentation: Privacy units); give one sensitive attribute"
-                    )
-                hist = Histogram.from_database(db, UNITS, qis, names, sensitive, unit=unit)
+                if several is None:
+                    hist = Histogram.from_database(db, UNITS, qis, names, sensitive, unit=unit)
+                else:
+                    multi_sa_relation(db, UNITS, [unit, *qis], several)
+                    try:
+                        hist = Histogram.from_database(
+                            db, MULTI_SA, qis, names, SA_COLUMN, unit=unit
+                        )
+                        comp = composite(db, several, hist.sens_labels, hist.overall_distribution())
+                    finally:
+                        db.backend.execute(drop("table", MULTI_SA))
             else:
                 hist = histogram(UNITS)
         finally:
@@ -159,6 +169,7 @@ def evaluate_levels(
         req: Requirements = UnitRequirements(
             models, suppression, sens_h, units=hist.units, missing_units=hist.missing_units
         )
+        req.composite = comp
     else:
         req = Requirements(models, suppression, sens_h)
         req.composite = comp
@@ -167,17 +178,27 @@ def evaluate_levels(
     part = Partition.from_histogram(hist, tuple(levels))
     assessment = req.assess(part, hist)
     stats = req.stats(part, hist)
-    stats_of = lambda m: stats  # noqa: E731
+
+    def _rows(m):
+        return stats
+
+    stats_of = _rows
     sizes = part.sizes
+    attribute_stats = stats.attribute
     if isinstance(req, UnitRequirements):
         unit_stats = req.unit_stats(part, hist)
         stats_of, sizes = unit_stats.of, unit_stats.sizes
+
+        def attribute_stats(i: int) -> ClassStats:
+            return unit_stats.attribute(i)[0]
+
     # suppress failing classes only when the limit allows (ARX): otherwise nothing is
     # suppressed and the transformation is reported as not anonymous
     suppressed = assessment.suppressed if assessment.anonymous else np.zeros(part.classes, bool)
     reports = []
     for m in models:
-        values = m.class_values(stats_of(m))
+        # a model on one of several attributes: with units, stats_of gives its attribute's
+        values = (unwrap(m)[0] if stats_of is not _rows else m).class_values(stats_of(m))
         ok = m.passes(values) | suppressed
         report = _report(m, values[~suppressed], ok[~suppressed], sizes[~suppressed])
         if m.fails_unreleased(stats):
@@ -198,7 +219,7 @@ def evaluate_levels(
     if comp is None:
         risk.update(_seed004_privacy(stats, ~suppressed))
     else:  # the worst attribute's
-        per = [_seed004_privacy(stats.attribute(i), ~suppressed) for i in range(len(several))]
+        per = [_seed004_privacy(attribute_stats(i), ~suppressed) for i in range(len(several))]
         if all(per):
             risk["l_div"] = min(p["l_div"] for p in per)
             risk["t_clo"] = max(p["t_clo"] for p in per)
@@ -367,6 +388,19 @@ def check_table(
     sizes = base["size"].to_numpy() if base is not None else np.array([])
     supp = base["suppressed"].astype(bool).to_numpy() if base is not None else np.array([])
     risk = risk_measures(sizes, supp).to_dict()
+    if unit is not None:
+        # a unit with rows in several classes counts in each class but once in the table
+        risk["rows"] = int(rows)
+        if supp.any():
+            starred = exp.and_(
+                *[exp.cast(column(q), "VARCHAR").eq(exp.convert(SUPPRESSED)) for q in qis]
+            )
+            risk["suppressed_rows"] = int(
+                db.backend.fetchall(exp.select(counted.copy()).from_(table(source)).where(starred))[
+                    0
+                ][0]
+            )
+        risk["suppressed_share"] = risk["suppressed_rows"] / int(rows) if rows else 0.0
     if len(sizes):
         risk.update(uniqueness_report(sizes[~supp], population_size, sampling_fraction, int(rows)))
     for sa in sensitive_columns(sensitive):  # with several: the worst attribute's

@@ -125,18 +125,21 @@ class _Lattice(Algorithm):
         their distinct records and counts each class's units itself
         (:mod:`anonsql.models.unit_requirements`)."""
         spec = ctx.spec
-        if several is not None:
-            raise InputError(
-                f"several sensitive attributes with units whose rows hold several "
-                f"quasi-identifier tuples or sensitive values ({units.varying} of "
-                f"{units.units} units, e.g. {spec.unit} = {units.example!r}) are not counted "
-                f"yet (documentation: Privacy units); give one sensitive attribute per run"
-            )
         check_unit_models(models)
+        source, sensitive, comp = UNITS, spec.sensitive, None
+        if several is not None:
+            # several sensitive attributes: their tuple as one composite value per record
+            # (anonsql.data.multi_sa); each model reads its attribute's unit counts
+            multi_sa_relation(ctx.db, UNITS, [spec.unit, *spec.qis], several)
+            ctx.after.callback(ctx.db.backend.execute, drop("table", MULTI_SA))
+            source, sensitive = MULTI_SA, SA_COLUMN
         hist = Histogram.from_database(
-            ctx.db, UNITS, spec.qis, ctx.keys, spec.sensitive, spec.missing, unit=spec.unit
+            ctx.db, source, spec.qis, ctx.keys, sensitive, spec.missing, unit=spec.unit
         )
+        if several is not None:
+            comp = composite(ctx.db, several, hist.sens_labels, hist.overall_distribution())
         requirements = UnitRequirements(models, spec.suppression, sens_h)
+        requirements.composite = comp
         requirements.units = hist.units + units.null_rows
         requirements.missing_units = hist.missing_units + units.null_rows
         if requirements.allowed(0) < 0:

@@ -42,6 +42,7 @@ re-proven for these counts; the tests hold the searches to the exhaustive scan):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -50,7 +51,7 @@ import numpy as np
 from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition
 from anonsql.errors import InputError
-from anonsql.models.base import NULL_SENSITIVE, ClassStats, PrivacyModel
+from anonsql.models.base import NULL_SENSITIVE, ClassStats, PrivacyModel, unwrap
 from anonsql.models.requirements import Assessment, Requirements, Screening, _subset
 
 
@@ -74,11 +75,27 @@ class UnitStats:
     single_class: np.ndarray  # the class of each unit of one record
     pair_class: np.ndarray  # one entry per distinct (class, unit) of units of several records
     pair_unit: np.ndarray
-    counts: ClassStats  # a value counts once per unit holding it
-    shares: ClassStats  # each unit weighs once, shared among its values
+    #: the (counts, shares) stats of a sensitive attribute (None: the only one; i: the i-th
+    #: of several), computed when a model first reads it
+    attribute: Callable[[int | None], tuple[ClassStats, ClassStats]]
+    _seen: dict = field(default_factory=dict, repr=False)
 
     def of(self, model: PrivacyModel) -> ClassStats:
-        return self.shares if getattr(model, "reads_distribution", False) else self.counts
+        """What ``model`` reads: a count model the counts of its attribute (a value once per
+        unit holding it), a distribution model the shares (each unit weighing once)."""
+        if not getattr(model, "needs_sensitive", False):
+            return ClassStats(self.sizes)  # sizes alone: no sensitive attribute to count
+        _, index = unwrap(model)
+        got = self._seen.get(index)
+        if got is None:
+            got = self._seen[index] = self.attribute(index)
+        counts, shares = got
+        return shares if getattr(model, "reads_distribution", False) else counts
+
+    @property
+    def counts(self) -> ClassStats:
+        """The count stats of the first (or only) sensitive attribute, or the sizes alone."""
+        return self.of(_FIRST)
 
     def units_in(self, classes: np.ndarray) -> int:
         """Distinct units with a record in the classes selected by the mask ``classes``."""
@@ -95,7 +112,7 @@ class UnitRequirements(Requirements):
     #: units with a record left out before the search (a value its hierarchy lacks, or no
     #: unit): suppressed already, charged to the limit
     missing_units: int = 0
-    _unit_overall: np.ndarray | None = field(default=None, repr=False)
+    _unit_overall: dict = field(default_factory=dict, repr=False)
     _multi: np.ndarray | None = field(default=None, repr=False)
 
     #: counts of classes do not add up when classes merge (the searches' projection sieve
@@ -105,11 +122,13 @@ class UnitRequirements(Requirements):
     def validate(self, hist: Histogram) -> None:
         """:meth:`Requirements.validate` with the table's units as its size."""
         check_unit_models(self.models)
-        labels = hist.sens_labels if hist.sens is not None else None
-        distinct = None if labels is None else len([v for v in labels if v != NULL_SENSITIVE])
         for m in self.models:
             if m.needs_sensitive and hist.sens is None:
                 raise InputError(f"{m.describe()} needs a sensitive attribute (--sa)")
+            distinct = None
+            if hist.sens is not None:
+                _, labels = self._values(hist, unwrap(m)[1])
+                distinct = len([v for v in labels if v != NULL_SENSITIVE])  # NULL is no value
             m.validate(self.units, distinct)
 
     def allowed(self, rows: int) -> float:
@@ -138,41 +157,47 @@ class UnitRequirements(Requirements):
         pair_class, pair_unit = cu // units, cu % units
         sizes = np.bincount(single_class, minlength=part.classes).astype(np.int64)
         sizes += np.bincount(pair_class, minlength=part.classes).astype(np.int64)
-        counts = shares = ClassStats(sizes)
-        if hist.sens is not None:
-            overall = self._overall_by_unit(hist)
-            labels = hist.sens_labels
+
+        def attribute(index: int | None) -> tuple[ClassStats, ClassStats]:
+            if hist.sens is None:
+                plain = ClassStats(sizes)
+                return plain, plain
+            values, labels = self._values(hist, index)
+            overall = self._overall_by_unit(hist, index)
             width = len(labels)
             null = labels.index(NULL_SENSITIVE) if NULL_SENSITIVE in labels else -1
-            valued = hist.sens != null
+            valued = values != null
             # units of one record: their one value, weight 1 (count and share alike)
             one = valued & ~multi
-            single_key = rc[one] * width + hist.sens[one]
+            single_key = rc[one] * width + values[one]
             # units of several: their distinct (class, unit, value), sorted by (class, unit)
             several = valued & multi
-            cuv = np.unique((rc[several] * units + uid[several]) * width + hist.sens[several])
+            cuv = np.unique((rc[several] * units + uid[several]) * width + values[several])
             c_u, value = cuv // width, cuv % width
             # each unit weighs once, shared among its values in the class
             _, per_unit = np.unique(c_u, return_counts=True)
             w = np.repeat(1.0 / per_unit, per_unit)
             keys = np.concatenate([single_key, (c_u // units) * width + value])
-            held = np.concatenate([np.ones(len(single_key)), np.ones(len(cuv))])
+            held = np.ones(len(keys))
             weight = np.concatenate([np.ones(len(single_key)), w])
             cv, (per_cv, ws) = _sum_by(keys, [held, weight], part.classes * width)
+            h = self.sensitive_hierarchy
             # a value counts once per unit holding it
             counts = ClassStats(
-                sizes,
-                cv // width,
-                cv % width,
-                np.rint(per_cv).astype(np.int64),
-                overall,
-                labels,
-                self.sensitive_hierarchy,
+                sizes, cv // width, cv % width, np.rint(per_cv).astype(np.int64), overall, labels, h
             )
-            shares = ClassStats(
-                sizes, cv // width, cv % width, ws, overall, labels, self.sensitive_hierarchy
-            )
-        return UnitStats(sizes, single_class, pair_class, pair_unit, counts, shares)
+            shares = ClassStats(sizes, cv // width, cv % width, ws, overall, labels, h)
+            return counts, shares
+
+        return UnitStats(sizes, single_class, pair_class, pair_unit, attribute)
+
+    def _values(self, hist: Histogram, index: int | None) -> tuple[np.ndarray, list[str]]:
+        """Each record's value of the sensitive attribute (``index`` of several) and their
+        labels."""
+        assert hist.sens is not None
+        if index is None or self.composite is None:
+            return hist.sens, hist.sens_labels
+        return self.composite.codes[hist.sens, index], self.composite.labels[index]
 
     def _several(self, hist: Histogram) -> np.ndarray:
         """Which records belong to a unit with several records (computed once)."""
@@ -182,19 +207,25 @@ class UnitRequirements(Requirements):
             self._multi = per_unit[hist.unit_ids] > 1
         return self._multi
 
-    def _overall_by_unit(self, hist: Histogram) -> np.ndarray:
-        """The table's sensitive distribution with each unit weighing once, shared among its
-        distinct values (records outside the search included; NULL is no value)."""
-        if self._unit_overall is not None:
-            return self._unit_overall
+    def _overall_by_unit(self, hist: Histogram, index: int | None = None) -> np.ndarray:
+        """The table's distribution of a sensitive attribute with each unit weighing once,
+        shared among its distinct values (records outside the search included; NULL is no
+        value)."""
+        got = self._unit_overall.get(index)
+        if got is not None:
+            return got
         assert hist.sens is not None and hist.unit_ids is not None
-        width = len(hist.sens_labels)
-        uid, val = hist.unit_ids, hist.sens
+        values, labels = self._values(hist, index)
+        width = len(labels)
+        uid, val = hist.unit_ids, values
         if hist.missing_unit_values is not None:
+            left_out = hist.missing_unit_values[1]
+            if index is not None and self.composite is not None:
+                left_out = self.composite.codes[left_out, index]
             uid = np.concatenate([uid, hist.missing_unit_values[0]])
-            val = np.concatenate([val, hist.missing_unit_values[1]])
-        if NULL_SENSITIVE in hist.sens_labels:
-            keep = val != hist.sens_labels.index(NULL_SENSITIVE)
+            val = np.concatenate([val, left_out])
+        if NULL_SENSITIVE in labels:
+            keep = val != labels.index(NULL_SENSITIVE)
             uid, val = uid[keep], val[keep]
         uv = np.unique(uid * width + val)
         u, v = uv // width, uv % width
@@ -202,8 +233,8 @@ class UnitRequirements(Requirements):
         w = np.repeat(1.0 / per_unit, per_unit)  # uv is sorted by unit
         dist = np.bincount(v, w, minlength=width)
         total = dist.sum()
-        self._unit_overall = dist / total if total > 0 else dist
-        return self._unit_overall
+        got = self._unit_overall[index] = dist / total if total > 0 else dist
+        return got
 
     def stats(self, part: Partition, hist: Histogram) -> ClassStats:
         """The count models' view (``check`` and the report read the models through it)."""
@@ -215,7 +246,9 @@ class UnitRequirements(Requirements):
             still = np.flatnonzero(passing)
             if not len(still):
                 return
-            passing[still] = m.check(_subset_stats(us.of(m), still))
+            # a model on one of several attributes reads that attribute's stats (us.of)
+            inner, _ = unwrap(m)
+            passing[still] = inner.check(_subset_stats(us.of(m), still))
 
     def assess(self, part: Partition, hist: Histogram) -> Assessment:
         us = self.unit_stats(part, hist)
@@ -245,6 +278,16 @@ class UnitRequirements(Requirements):
         suppressed = us.units_in(~passing)
         a = Assessment(passing, suppressed, suppressed <= allowed)
         return Screening(a.anonymous, a, below)
+
+
+class _First:
+    """A model reading the first sensitive attribute's counts (:attr:`UnitStats.counts`)."""
+
+    needs_sensitive = True
+    reads_distribution = False
+
+
+_FIRST: PrivacyModel = _First()  # type: ignore[assignment]
 
 
 def _sum_by(
