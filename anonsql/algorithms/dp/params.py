@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.stats import binom
 
 from anonsql.errors import InputError
 
@@ -121,6 +120,9 @@ class _Tails:
             ns = np.arange(size, dtype=np.float64)
             # floor of a lower bound of gamma n: one more term where gamma n is (nearly) whole
             lo = np.floor(ns * self.gamma * (1.0 - REL_MARGIN))
+            # imported here: scipy loads only for a DP run (a k-anonymity run never needs it)
+            from scipy.stats import binom
+
             self.a = binom.sf(lo, ns, self.beta)  # P[J > lo] = sum_{j >= lo + 1} f(j; n, b)
         return float(self.a[n])
 
