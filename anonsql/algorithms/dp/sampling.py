@@ -106,13 +106,24 @@ def replaced_sample(db, output: str | None) -> str | None:
     import json
 
     be = db.backend
-    if output is None or not be.table_exists("anonsql_runs"):
+    if output is None:
         return None
-    rows = be.fetchall(
-        "SELECT output, parameters FROM anonsql_runs WHERE output IS NOT NULL ORDER BY run_id"
+    # one statement (the writer calls this after creating the provenance tables): the runs
+    # whose parameters hold a DP section, the last one of this output deciding
+    runs = table("anonsql_runs")
+    query = (
+        exp.select(column("output"), column("parameters"))
+        .from_(runs)
+        .where(
+            exp.and_(
+                column("output").is_(exp.null()).not_(),
+                exp.Like(this=column("parameters"), expression=exp.convert('%"dp":%')),
+            )
+        )
+        .order_by(column("run_id"))
     )
     sample = None
-    for name, params in rows:
+    for name, params in be.fetchall(query):
         if be.same_relation(str(name), output):
             sample = (json.loads(params).get("dp") or {}).get("sample")
     return sample
