@@ -93,7 +93,7 @@ class Run:
     def __init__(
         self, result: Any, database: Any, qis: list[str] | None = None, target: Any = None
     ) -> None:
-        self.result = result  # anonsql.anonymization.Result
+        self.result = result  # anonsql.run.Result
         self._database = database
         self.qis = qis
         self._target = target  # what to open again, when anonymize() opened it
@@ -235,7 +235,7 @@ def _is_frame(x: Any) -> bool:
 
 
 def as_options(spec: Any, overrides: Mapping[str, Any], where: str) -> RunOptions:
-    from anonsql.anonymization import Spec
+    from anonsql.spec import Spec
 
     if isinstance(spec, RunOptions):
         if overrides:
@@ -256,8 +256,8 @@ def as_options(spec: Any, overrides: Mapping[str, Any], where: str) -> RunOption
 def run(db, table: str, options: RunOptions, base_dir: str | Path = ".", progress=None):
     """Store the hierarchies the options define and anonymize, in one transaction: a run
     that fails stores nothing (no hierarchy, no output, no provenance)."""
-    from anonsql.anonymization import anonymize as run_anonymize
     from anonsql.hierarchy.definitions import store_definition
+    from anonsql.run import anonymize as run_anonymize
 
     spec = options.spec
     db.backend.require_table(table)
@@ -269,7 +269,7 @@ def run(db, table: str, options: RunOptions, base_dir: str | Path = ".", progres
 
 def anonymize(source: Any, spec: Any = None, /, *, table: str | None = None, **options: Any) -> Run:
     """Anonymize ``source`` as ``spec`` (a mapping of options, see the README, or a
-    :class:`~anonsql.anonymization.Spec`); options may also be given as keywords.
+    :class:`~anonsql.spec.Spec`); options may also be given as keywords.
 
     ``source`` is a DuckDB, psycopg or Spark connection (dbt-duckdb's ``session`` too), a
     database path or URL

@@ -107,8 +107,9 @@ def evaluate_levels(
     ``sampling_fraction``: the population-uniqueness estimates are reported too; ``unit``:
     every count is of distinct units, as a run with that unit counts (README "Privacy
     units")."""
-    from anonsql.anonymization import Spec, normalize_sensitive, validate_columns
     from anonsql.data.multi_sa import multi_sa_histogram
+    from anonsql.run import validate_columns
+    from anonsql.spec import Spec, normalize_sensitive
 
     validate_columns(db, source, Spec(qis=qis, sensitive=sensitive, hierarchies=hierarchies or {}))
     names = [db.hierarchies.resolve(q, (hierarchies or {}).get(q)) for q in qis]
@@ -266,12 +267,8 @@ def check_table(
     suppressed: they count in the table but no model is tested on them. The table-level risk
     thresholds are measured over the released classes (average risk and sample uniqueness in
     SQL; population uniqueness from the class sizes the SQL returns, by its estimator)."""
-    from anonsql.anonymization import (
-        Spec,
-        normalize_sensitive,
-        sensitive_columns,
-        validate_columns,
-    )
+    from anonsql.run import validate_columns
+    from anonsql.spec import Spec, normalize_sensitive, sensitive_columns
 
     sensitive = normalize_sensitive(sensitive)
     validate_columns(db, source, Spec(qis=qis, sensitive=sensitive))
@@ -382,7 +379,8 @@ def loss_of_tables(
     A label is then read as the node of that level first, so a label standing on several
     levels (the demo's race ``Other``: a leaf, and the level-1 group of two leaves) costs
     what the run published; without it a label means its lowest node."""
-    from anonsql.anonymization import Spec, validate_columns
+    from anonsql.run import validate_columns
+    from anonsql.spec import Spec
 
     validate_columns(db, original, Spec(qis=qis, hierarchies=hierarchies or {}))
     db.backend.require_columns(generalized, qis)

@@ -1,5 +1,5 @@
 """The options of an anonymization run as plain values (spec files, SQL statements, JSON
-parameters), checked and turned into a :class:`~anonsql.anonymization.Spec`.
+parameters), checked and turned into a :class:`~anonsql.spec.Spec`.
 
 One table of names and types serves every surface, so the CLI, spec files and SQL accept the
 same options, and a wrong type gets the same message wherever it comes from.
@@ -15,6 +15,7 @@ from typing import Any
 
 from anonsql.errors import InputError
 from anonsql.hierarchy.definitions import check_definition
+from anonsql.spec import Spec, normalize_sensitive
 
 # option -> (Spec field, kind); kinds: str, int, number, bool, list (of names), mapping,
 # size (bytes or e.g. "1GiB"), masks (column -> masking method, or "col=method,...")
@@ -129,8 +130,36 @@ ALIASES = {
 class RunOptions:
     """A checked set of options: the spec, and where each QI's hierarchy comes from."""
 
-    spec: Any  # anonsql.anonymization.Spec (imported lazily)
+    spec: Spec
     hierarchies: dict[str, Any] = field(default_factory=dict)  # qi -> definition
+
+
+#: the algorithms that protect several sensitive attributes (the lattice searches)
+MULTI_SA_ALGORITHMS = ("flash", "exhaustive", "heuristic")
+
+
+def check_sensitive_options(spec: Spec, prefix: str = "", spell=repr) -> None:
+    """Several sensitive attributes: the lattice searches with global recoding only, and no
+    hierarchical EMD (it reads one attribute's hierarchy)."""
+    if not isinstance(getattr(spec, "sensitive", None), list):
+        return
+    algorithm = getattr(spec, "algorithm", None) or "flash"
+    if algorithm not in MULTI_SA_ALGORITHMS or getattr(spec, "recoding_mode", "global") != "global":
+        raise InputError(
+            f"{prefix}several sensitive attributes: algorithm {algorithm!r}"
+            + (" with local recoding" if algorithm in MULTI_SA_ALGORITHMS else "")
+            + f" protects one; the algorithms that protect several are "
+            f"{', '.join(MULTI_SA_ALGORITHMS)} with global recoding"
+        )
+    if (
+        getattr(spec, "t", None) is not None
+        and getattr(spec, "t_variant", "") == "hierarchical-emd"
+    ):
+        raise InputError(
+            f"{prefix}hierarchical-EMD t-closeness reads the hierarchy of one sensitive "
+            f"attribute ({spell('sensitive_hierarchy')}); with several, use another "
+            f"{spell('t_variant')} (equal-emd, ordered-emd, l1)"
+        )
 
 
 def canonical(name: str) -> str:
@@ -170,8 +199,6 @@ def check_value(option: str, kind: str, value: Any, where: str) -> Any:
             raise fail("a list of column names")
         return list(value)
     if kind == "columns":  # one column name, or several (a list, or "a,b")
-        from anonsql.anonymization import normalize_sensitive
-
         if isinstance(value, str) and not value.strip(","):
             raise fail("a column name or a list of column names")
         try:
@@ -197,8 +224,6 @@ def run_options(values: Mapping[str, Any], where: str, alone: bool = False) -> R
     """Check every option (unknown names and wrong types are errors) and build the spec.
     ``alone``: the values are checked one by one (type and range), not for how they
     combine (an ``l_variant`` without ``l`` passes)."""
-    from anonsql.anonymization import Spec
-
     fields: dict[str, Any] = {}
     seen: dict[str, str] = {}
     for raw, value in values.items():
@@ -227,7 +252,7 @@ def run_options(values: Mapping[str, Any], where: str, alone: bool = False) -> R
 
 
 def check_goal(
-    spec: Any,
+    spec: Spec,
     where: str,
     given: Collection[str] | None = None,
     spell: Callable[[str], str] = repr,
@@ -294,8 +319,6 @@ def check_goal(
         from anonsql.data.units import check_unit_options
 
         check_unit_options(spec, prefix, spell)
-        from anonsql.anonymization import check_sensitive_options
-
         check_sensitive_options(spec, prefix, spell)
     block = getattr(spec, "mdav_block", None)  # seed 001's MDAV: blocks of distinct tuples
     if block is not None:

@@ -25,9 +25,10 @@ QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "w
 
 
 def main() -> None:
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     if not ADULT.exists():
         raise SystemExit(f"{ADULT} is absent (../shared/data)")

@@ -72,7 +72,8 @@ def _open(engine: str, work: Path, pg):
 
 
 def _measure(db, table: str, qis: list[str], label: str, engine: str, rows: list) -> None:
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     floor = _floor(db, table, qis)
     # the outputs hold the QIs alone (the synthetic table's income has no role here)

@@ -107,7 +107,7 @@ def load_adult(path: Path) -> None:
 
 
 def spec(suppression: float):
-    from anonsql.anonymization import Spec
+    from anonsql.spec import Spec
 
     return Spec(qis=ADULT_QIS, k=5, suppression=suppression, metric="loss", output="adult_anon")
 
@@ -144,7 +144,7 @@ def arx_classpath(option: str) -> str | None:
 
 
 def run_once(db, con: CountingConnection, suppression: float, cached: bool = True) -> dict:
-    from anonsql.anonymization import anonymize
+    from anonsql.run import anonymize
 
     if cached:
         off = contextlib.nullcontext()

@@ -76,14 +76,15 @@ def best_of(fn, repeat: int):
 
 
 def adult(repeat: int) -> None:
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
+    from anonsql.run import anonymize
     from anonsql.search import Exhaustive, Flash
+    from anonsql.spec import Spec
 
     folder = ROOT.parent / "shared" / "data" / "adult"
     if not folder.is_dir():
@@ -304,8 +305,9 @@ def generate(rows: int, path: str) -> None:
 def scale(rows: int, path: str, memory_limit: str) -> None:
     """The measured run, in its own process so peak memory is this workload's alone. The
     data lives in a DuckDB file; DuckDB's buffer pool is capped at ``memory_limit``."""
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db = Database.open(path)
     db.backend.execute(f"SET memory_limit = '{memory_limit}'")

@@ -46,8 +46,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_views import scan_query  # noqa: E402
 
-from anonsql.anonymization import Spec, anonymize  # noqa: E402
 from anonsql.database import Database  # noqa: E402
+from anonsql.run import anonymize  # noqa: E402
+from anonsql.spec import Spec  # noqa: E402
 
 ADULT_DIR = ROOT.parent / "shared" / "data" / "adult"
 ADULT_QIS = [

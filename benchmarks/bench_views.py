@@ -132,7 +132,7 @@ def measure(
     repeat: int,
 ) -> list[Row]:
     """Publish each ``(label, Spec)`` view of ``source`` and time the five reads."""
-    from anonsql.anonymization import anonymize
+    from anonsql.run import anonymize
 
     be = db.backend
     columns = be.columns(source)
@@ -189,7 +189,7 @@ def specs(
     """The two views of a source with ``columns``; each one keeps the columns that are no QI
     or sensitive attribute of it as they are, so that a view scan reads every column of the
     source, as the source scan does."""
-    from anonsql.anonymization import Spec
+    from anonsql.spec import Spec
 
     def others(*named: str) -> list[str]:
         return [c for c in columns if c not in named]

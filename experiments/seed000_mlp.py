@@ -89,7 +89,8 @@ def substitute_db():
 
 
 def main() -> None:
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
     from anonsql.utility import encode_run, score_models, train_models
 
     ap = argparse.ArgumentParser()

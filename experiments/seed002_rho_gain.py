@@ -65,7 +65,8 @@ def acs_db():
 
 
 def run(db, table, qis, sensitive, metric, out, **extra):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     spec = Spec(
         qis=qis,

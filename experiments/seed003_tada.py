@@ -175,7 +175,8 @@ def anonymize_once(
     option (parts drawn per distinct QI tuple); ``"rows"``: the paper's split of the rows
     (a random permutation, seed ``run``, cut into equal parts), each part anonymized alone.
     ``stop``: Mondrian's stop rule (option ``mondrian_stop``)."""
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     if split == "rows" and controllers > 1:
         perm = np.random.default_rng(run).permutation(len(data["df"]))

@@ -8,10 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.errors import InputError, MissingValuesError
 from anonsql.hierarchy.hierarchy import Hierarchy
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests import brute
 from tests.strategies import anonymization_cases
 

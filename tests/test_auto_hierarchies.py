@@ -11,11 +11,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.demo.people import people
 from anonsql.errors import InputError
 from anonsql.hierarchy.auto import build_auto, number_intervals
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 #: a new user's table (tests/helpers: the people generator); identifiers left out
 QIS = ["birth_date", "zip", "gender", "income"]

@@ -13,12 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.backend.sql_templates import table
 from anonsql.database import Database
 from anonsql.errors import AnonsqlError, BackendError, InputError, UnsupportedDialectError
 from anonsql.hierarchy import builders
 from anonsql.output.provenance import Provenance
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 QIS = ["age", "sex", "zip"]
 COLUMNS = ["id", "age", "sex", "zip", "disease"]  # people()'s

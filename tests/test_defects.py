@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.errors import InputError
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 
 def _numeric(n: int = 120, seed: int = 5) -> pd.DataFrame:

@@ -18,7 +18,6 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.data import engine_classes
 from anonsql.data.engine_classes import (
     ENGINE_FLOOR,
@@ -33,6 +32,8 @@ from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError, MissingValuesError
 from anonsql.hierarchy import builders
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests.test_backends import QIS, SPECS, output_rows, people, roles, setup
 
 #: a budget no histogram fits: every node's classes come from the engine

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
 from anonsql.errors import InputError
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from anonsql.utility import row_keys, stable_split
 
 pytest.importorskip("sklearn", reason="scikit-learn (anonsql[eval]) is not installed")

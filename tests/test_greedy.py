@@ -158,7 +158,8 @@ def _census(rows=1500):
 
 @pytest.mark.parametrize("strategy", ["s1", "s3", "s7"])
 def test_greedy_output_in_place_satisfies_the_model(strategy):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db = _census()
     qis = ["age", "sex", "zip"]
@@ -177,7 +178,8 @@ def test_greedy_output_in_place_satisfies_the_model(strategy):
 
 
 def test_greedy_generalizes_each_row_to_an_ancestor():
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db = _census(800)
     db.backend.execute("CREATE TABLE c AS SELECT row_number() OVER () AS rid, * FROM census")
@@ -210,7 +212,8 @@ def test_greedy_generalizes_each_row_to_an_ancestor():
     ],
 )
 def test_greedy_bad_input_changes_nothing(extra, message):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
     from tests.test_anonymize import _snapshot
 
     db = _census(300)
@@ -241,8 +244,9 @@ def test_greedy_through_sql_and_cli(tmp_path):
 
 
 def test_report_of_a_greedy_run():
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.output.report import build_report, render_html
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db = _census(500)
     spec = Spec(qis=["age", "sex"], k=5, algorithm="greedy", output="g", keep=_keep(["age", "sex"]))

@@ -24,7 +24,6 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition
 from anonsql.errors import InputError
@@ -40,8 +39,10 @@ from anonsql.models import (
     RecursiveCLDiversity,
 )
 from anonsql.models.requirements import Requirements
+from anonsql.run import anonymize
 from anonsql.search import Exhaustive, Flash, Heuristic
 from anonsql.search.heuristic import ImplicitLattice
+from anonsql.spec import Spec
 from tests.strategies import anonymization_cases
 from tests.test_search_soundness import (
     METRICS,

@@ -195,7 +195,8 @@ def test_generalized_table_loss_matches_levels_on_adult():
     levels = [0, 3, 0, 0, 2, 1, 1, 2, 0]
     ev = evaluate_levels(db, "adult", ADULT_ORDER, levels, [KAnonymity(5)], suppression=0.05)
     assert ev.suppressed_rows == 1346 and ev.classes == 397
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     anonymize(db, "adult", Spec(qis=ADULT_ORDER, k=5, suppression=0.05, output="out"))
     per_row = loss_of_tables(db, "adult", "out", ADULT_ORDER)

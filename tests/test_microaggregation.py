@@ -427,7 +427,8 @@ def test_api_publishes_guarded_prototypes(algorithm):
 
 
 def test_label_gives_the_supervised_variant_and_the_guard_follows_edits(db):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db.backend.write_frame("t", _frame(80, 1))
     spec = Spec(qis=["a", "b"], k=5, algorithm="kde", label="y", output="t_kde",
@@ -567,7 +568,8 @@ def test_cli_runs_and_check_reports_the_joint_k(tmp_path):
     ],
 )
 def test_bad_input_is_refused_and_nothing_is_written(db, options, message):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db.backend.write_frame("t", _frame(40, 4))
     base = {"qis": ["a", "b"], "k": 3, "algorithm": "mdav", "output": "t_out"}
@@ -580,7 +582,8 @@ def test_bad_input_is_refused_and_nothing_is_written(db, options, message):
 
 
 def test_null_quasi_identifiers(db):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     f = _frame(40, 5)
     f.loc[0, "a"] = None
@@ -598,7 +601,8 @@ def test_null_quasi_identifiers(db):
 def test_runs_are_reproducible(db):
     """The engine returns the tuples in any order; the release and the measures must not
     depend on it (seeded maps and draws over sorted tuples)."""
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db.backend.write_frame("t", _frame(120, 6))
     outs, seps = [], []

@@ -26,7 +26,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import anonsql
-from anonsql.anonymization import Spec, anonymize
 from anonsql.cli.main import cli
 from anonsql.data.histogram import Histogram
 from anonsql.data.partition import Partition
@@ -58,7 +57,9 @@ from anonsql.models.l_diversity import grassberger_g
 from anonsql.models.requirements import Requirements
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.recoding import LevelRecoding
+from anonsql.run import anonymize
 from anonsql.search import Exhaustive, Flash
+from anonsql.spec import Spec
 from tests import brute
 from tests.strategies import anonymization_cases
 from tests.test_guard import MODELS as GUARD_MODELS

@@ -770,7 +770,8 @@ def test_report_shows_the_estimators(adult_db, tmp_path):
 def test_engines_release_duckdbs_rows(engine):
     """The population join, the estimated k-map's CASE and the risk thresholds' window functions
     run on PostgreSQL and Spark: same levels, same rows as DuckDB."""
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
     from tests.test_backends import QIS as PEOPLE_QIS
     from tests.test_backends import output_rows, people, roles, setup
 

@@ -43,7 +43,8 @@ def _db(frame: pd.DataFrame, name: str = "t"):
 
 
 def _run(db, source="t", **kw):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     kw.setdefault("output", "o")
     kw.setdefault("algorithm", "mondrian")
@@ -410,12 +411,12 @@ def test_level_by_level_equals_part_by_part(case, k, l_value, with_hierarchy, n_
     """The level-by-level Mondrian (all parts of one depth cut at once, all groups at once)
     gives exactly the partitions, in the same order and with the rows in the same order, of
     the part-by-part recursion in each group: numeric, categorical and hierarchy QIs."""
-    from anonsql.anonymization import Spec
     from anonsql.hierarchy.hierarchy import Hierarchy
     from anonsql.models.goal import build_models
     from anonsql.partition.mondrian import Spans, mondrian_groups, mondrian_part_by_part
     from anonsql.partition.points import Points
     from anonsql.partition.run import make_checker
+    from anonsql.spec import Spec
 
     df, _kinds = case
     qis = [c for c in df.columns if c.startswith("q")]

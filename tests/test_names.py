@@ -406,8 +406,9 @@ def test_demo_refuses_a_user_table_where_its_output_goes(duck):
 
 # -- Spark: its catalog folds case -------------------------------------------------------------
 def test_spark_case_variants(spark_db, tmp_path):
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.output.naming import record_written
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     setup(spark_db)
     before = snapshot(spark_db)

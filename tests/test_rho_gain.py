@@ -14,11 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonsql.algorithms.rho_gain import canonical_ids
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.options import run_options
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests import brute
 from tests.strategies import anonymization_cases
 

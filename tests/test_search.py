@@ -6,7 +6,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.data.histogram import Histogram
 from anonsql.database import Database
 from anonsql.errors import InputError
@@ -19,8 +18,10 @@ from anonsql.models import (
     OrderedDistanceEMD,
 )
 from anonsql.models.requirements import Requirements
+from anonsql.run import anonymize
 from anonsql.search import Exhaustive, Flash
 from anonsql.search.lattice import Lattice
+from anonsql.spec import Spec
 from tests.conftest import ADULT_QIS, load_adult
 from tests.strategies import anonymization_cases
 

@@ -494,7 +494,8 @@ def test_issue_13_adult_t_closeness_with_suppression(adult_occupation):
 def test_anonymize_reports_the_assumption_in_its_guarantee(db):
     """``Spec.assume_monotone`` (``--assume-monotone``) reaches the search, and the result's
     guarantee says whether the optimum is proven."""
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     limit = _counterexample(EqualDistanceEMD)[2]
     db.backend.write_frame("t", _rows(_T_TABLE))

@@ -24,10 +24,11 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.data import engine_classes
 from anonsql.database import Database
 from anonsql.errors import BackendError
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests.test_backends import QIS, output_rows, people, roles, setup
 
 

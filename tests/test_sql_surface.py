@@ -12,13 +12,14 @@ import sqlglot
 from hypothesis import HealthCheck, given, settings
 
 import anonsql
-from anonsql.anonymization import Spec, anonymize
 from anonsql.connection import Connection, split_statements
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
 from anonsql.dialect.anonsql_dialect import AnonSQL, Anonymize, AnonymizedCreate
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests import brute
 from tests.conftest import ADULT_QIS, load_adult
 from tests.helpers.roles import CENSUS

@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.errors import UnsupportedDialectError
 from anonsql.output.deploy import deployment_script
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests.test_backends import QIS, output_rows, people, setup
 
 

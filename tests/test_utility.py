@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
 from anonsql.errors import InputError
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 pytest.importorskip("sklearn", reason="scikit-learn (anonsql[eval]) is not installed")
 

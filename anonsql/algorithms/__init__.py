@@ -1,5 +1,5 @@
 """Anonymization algorithms by user-facing name (``--algorithm``, ``"algorithm"`` in specs and
-SQL parameters). Each returns a recoding; :func:`anonsql.anonymization.anonymize` hands it to
+SQL parameters). Each returns a recoding; :func:`anonsql.run.anonymize` hands it to
 the one output writer."""
 
 from __future__ import annotations

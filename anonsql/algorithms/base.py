@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from anonsql.models.base import PrivacyModel
 from anonsql.output.recoding import Recoding
+from anonsql.spec import Spec
 
 if TYPE_CHECKING:
     from anonsql.database import Database
@@ -25,7 +26,7 @@ class RunContext:
 
     db: Database
     source: str
-    spec: Any  # anonsql.anonymization.Spec
+    spec: Spec
     keys: list[str | None]  # None: a QI without hierarchy (``hierarchies_optional``)
     sensitive_key: str | None
     progress: Progress | None

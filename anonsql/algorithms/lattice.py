@@ -9,7 +9,6 @@ import time
 from typing import TYPE_CHECKING
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
-from anonsql.anonymization import sensitive_columns
 from anonsql.backend.sql_templates import drop
 from anonsql.data.engine_classes import is_in_engine, load_histogram, parse_size
 from anonsql.data.multi_sa import MULTI_SA, SA_COLUMN, composite, multi_sa_relation
@@ -25,6 +24,7 @@ from anonsql.output.recoding import LevelRecoding
 from anonsql.search import search as make_search
 from anonsql.search.base import Search, SearchResult
 from anonsql.search.heuristic import Heuristic as HeuristicSearch
+from anonsql.spec import sensitive_columns
 
 if TYPE_CHECKING:
     from anonsql.hierarchy.hierarchy import Hierarchy

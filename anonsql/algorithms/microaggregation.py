@@ -31,12 +31,13 @@ from anonsql.microaggregation.grouping import Grouping, group_means
 from anonsql.microaggregation.weighted_tuples import WeightedTuples
 from anonsql.models import KAnonymity
 from anonsql.output.recoding import TableRecoding
+from anonsql.spec import Spec
 
 #: how released prototypes are written (the output's QI columns hold labels)
 LABEL_FORMAT = "{:.10g}"
 
 
-def check_spec(spec: Any) -> int:
+def check_spec(spec: Spec) -> int:
     """The k of a microaggregation run; every other privacy model is refused."""
     if spec.k is None or spec.k < 1:
         raise InputError(f"{spec.algorithm} microaggregation needs k >= 1 (groups of >= k records)")

@@ -87,6 +87,7 @@ from anonsql.output.recoding import TableRecoding
 from anonsql.search import search as make_search
 from anonsql.search.base import Search
 from anonsql.search.heuristic import Heuristic as HeuristicSearch
+from anonsql.spec import Spec
 
 #: the temporary table of the outliers' distinct QI tuples (raw values as VARCHAR)
 OUTLIERS = "__anonsql_outliers"
@@ -95,7 +96,7 @@ LATTICE = ("flash", "exhaustive", "heuristic")
 RECODINGS = ("global", "local")
 
 
-def check_pass_options(spec: Any, prefix: str, given, spell) -> None:
+def check_pass_options(spec: Spec, prefix: str, given, spell) -> None:
     """Reject rho without rho-Gain (or rho-Gain without rho), rho that is not a non-negative
     integer, local recoding with an algorithm that is not a lattice search, and local
     recoding's factors without it or out of [0, 1] (ARX's ranges)."""

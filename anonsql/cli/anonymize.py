@@ -270,7 +270,7 @@ def anonymize(
       anonsql anonymize census --qi age,sex,zip --sa income --k 5 --l 2 --json \\
           --columns age,sex,zip,income
     """
-    from anonsql.anonymization import anonymize as run
+    from anonsql.run import anonymize as run
 
     roles = role_values(**{k: goal.pop(k) for k in ROLE_PARAMS})
     spec = _spec(

@@ -448,8 +448,8 @@ def _spec(
 ):
     from click.core import ParameterSource
 
-    from anonsql.anonymization import Spec
     from anonsql.options import check_goal
+    from anonsql.spec import Spec
 
     spec = Spec(
         qis=split_list(qi),

@@ -70,10 +70,10 @@ def demo(rows: int, seed: int, replace: bool, db_path: str) -> None:
       anonsql demo
       anonsql demo --rows 2000 --seed 1 --db small.duckdb
     """
-    from anonsql.anonymization import Spec
-    from anonsql.anonymization import anonymize as run
     from anonsql.demo.setup import DEMO_KEEP, DEMO_OUTPUT, DEMO_QIS, setup_demo
     from anonsql.output.naming import check_may_replace, check_output_name
+    from anonsql.run import anonymize as run
+    from anonsql.spec import Spec
 
     _check_demo_arguments(rows, seed)
     db = open_db(db_path)
@@ -238,7 +238,6 @@ def anonymize_file(
           --qi sex,age,race,marital-status,education --k 5 --suppression 0.05 \\
           --hierarchies ../shared/data/adult --out adult_k5.csv
     """
-    from anonsql.anonymization import anonymize as run
     from anonsql.cli.common import (
         ROLE_PARAMS,
         _echo_result,
@@ -252,6 +251,7 @@ def anonymize_file(
     from anonsql.errors import InputError
     from anonsql.export_file import check_output_suffix, export_file
     from anonsql.hierarchy.loaders import load_file
+    from anonsql.run import anonymize as run
 
     roles = role_values(**{k: goal.pop(k) for k in ROLE_PARAMS})
     spec = _spec(
@@ -272,7 +272,7 @@ def anonymize_file(
     # the names are checked against the file's header, and the hierarchy files read and
     # checked, before the data are loaded
     check_output_suffix(out_file)
-    from anonsql.anonymization import sensitive_columns
+    from anonsql.spec import sensitive_columns
 
     header = file_columns(file, sep)
     named = [*spec.qis, *sensitive_columns(spec), *(spec.keep or []),

@@ -64,9 +64,9 @@ def check(
       anonsql check census_anonymized --qi age,sex,race,marital_status,education,zip --k 5
       anonsql check census --qi age,sex,zip --levels age=2,sex=0,zip=2 --k 5 --json
     """
-    from anonsql.anonymization import build_models
     from anonsql.errors import InputError
     from anonsql.evaluate import check_table, evaluate_levels
+    from anonsql.models.goal import build_models
 
     # --population, --population-size and --sampling-fraction also serve the report alone
     # (journalist risk, uniqueness estimates) when no model reads them

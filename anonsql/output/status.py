@@ -99,9 +99,9 @@ def output_status(db, output: str | None = None) -> list[OutputStatus]:
 
 def refresh(db, output: str, progress=None, missing: str | None = None):
     """Re-run ``output``'s stored spec on the current source and hierarchies, replacing the
-    output in one transaction; returns the new run's :class:`~anonsql.anonymization.Result`."""
-    from anonsql.anonymization import anonymize
+    output in one transaction; returns the new run's :class:`~anonsql.run.Result`."""
     from anonsql.output.writer import spec_of_run
+    from anonsql.run import anonymize
 
     run = find_output(db, output)
     spec = replace(spec_of_run(run), output=run["output"], replace=False)

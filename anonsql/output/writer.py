@@ -29,13 +29,14 @@ from anonsql.output.materialize import replace_output
 from anonsql.output.naming import record_written
 from anonsql.output.provenance import Provenance
 from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
+from anonsql.spec import Spec
 
 if TYPE_CHECKING:
     from anonsql.masking.roles import Roles
     from anonsql.masking.tokens import Tokens
 
 
-def make_guard(db, spec: Any, models: list[PrivacyModel], sensitive_key: str | None) -> Guard:
+def make_guard(db, spec: Spec, models: list[PrivacyModel], sensitive_key: str | None) -> Guard:
     top = None
     population = population_table(models)
     unit = getattr(spec, "unit", None)
@@ -46,7 +47,7 @@ def make_guard(db, spec: Any, models: list[PrivacyModel], sensitive_key: str | N
     return Guard(models, sensitive, population=population, unit=unit)
 
 
-def output_columns(spec: Any, columns: list[str]) -> list[str]:
+def output_columns(spec: Spec, columns: list[str]) -> list[str]:
     """The output's columns: the chosen ones less the dropped identifiers."""
     from anonsql.masking.roles import declared_masks
 
@@ -58,7 +59,7 @@ def publish(
     db,
     source: str,
     roles: Roles,
-    spec: Any,
+    spec: Spec,
     outcome: Outcome,
     keys: list[str],
     sensitive_key: str | None,
@@ -171,9 +172,7 @@ def lattice_size_of_run(column: Any, measures: dict[str, Any]) -> int | None:
 
 
 def spec_of_run(run: dict[str, Any]):
-    """The run's :class:`~anonsql.anonymization.Spec`, rebuilt from its parameters."""
-    from anonsql.anonymization import Spec
-
+    """The run's :class:`~anonsql.spec.Spec`, rebuilt from its parameters."""
     params = dict(run["parameters"])
     if params.get("recoding") not in (None, "global", "local"):
         del params["recoding"]  # a run recorded before recoding_kind: the kind, not the Spec's
