@@ -329,12 +329,12 @@ def evaluate(
     """``anonsql evaluate --task``: seed 003's downstream task on a run's output, with the
     raw rows as the baseline (README "Evaluating a release for a task"). ``source`` is a
     :class:`Run` (``run_id`` defaults to its run) or a database (path, URL, connection or
-    Database). Returns an :class:`~anonsql.partition.task_utility.TaskEvaluation`: per
+    Database). Returns an :class:`~anonsql.evaluation.task.TaskEvaluation`: per
     metric one value per seed, ``.mean()`` and ``.mean("raw")``. ``task="groups"``: seed
     001's measures of the released groups instead, a
-    :class:`~anonsql.microaggregation.group_utility.GroupUtility`. Needs ``anonsql[eval]``."""
+    :class:`~anonsql.evaluation.groups.GroupUtility`. Needs ``anonsql[eval]``."""
     from anonsql.database import Database
-    from anonsql.partition.task_utility import evaluate_task
+    from anonsql.evaluation.task import evaluate_task
 
     opened = None
     if isinstance(source, Run):
@@ -353,7 +353,7 @@ def evaluate(
         if run_id is None:
             raise InputError("name the run to evaluate (run_id)")
         if task == "groups":  # seed 001's measures of the released groups
-            from anonsql.microaggregation.group_utility import evaluate_groups
+            from anonsql.evaluation.groups import evaluate_groups
 
             return evaluate_groups(db, int(run_id), label)
         return evaluate_task(db, int(run_id), task, label, seeds, list(ignore), clusters)

@@ -22,8 +22,8 @@ import pandas as pd
 from sqlglot import exp
 
 from anonsql.backend.sql_templates import column, drop, table
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.metrics.population import uniqueness_report

@@ -309,10 +309,10 @@ def check_goal(
     steps = getattr(spec, "steps", None)
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
         raise InputError(f"{prefix}{spell('steps')} must be at least 1 (node checks)")
-    from anonsql.algorithms.rho_gain import check_pass_options
+    from anonsql.algorithms.lattice.passes import check_pass_options
 
     check_pass_options(spec, prefix, given, spell)
-    from anonsql.algorithms.mondrian import check_partition_options
+    from anonsql.algorithms.mondrian.algorithm import check_partition_options
 
     if combined:  # how options combine; an option checked alone is not judged so
         check_partition_options(spec, prefix)

@@ -11,12 +11,12 @@ from typing import Any
 import pandas as pd
 from sqlglot import exp
 
+from anonsql.algorithms.lattice.base import Progress
 from anonsql.backend.sql_templates import table
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.masking.roles import declared_roles
 from anonsql.output.naming import check_may_replace, check_output_name
-from anonsql.search.base import Progress
 from anonsql.spec import Spec, normalize_sensitive, sensitive_columns
 
 
@@ -130,7 +130,7 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
         check_may_replace(db, spec.output, spec.replace)
     algo = algorithm(spec.algorithm)
     if spec.recoding_mode == "local":
-        from anonsql.algorithms.rho_gain import LocalRecoding
+        from anonsql.algorithms.lattice.passes import LocalRecoding
 
         algo = LocalRecoding(spec.algorithm)
     built: dict[str, str] = {}

@@ -31,14 +31,14 @@ SWEEP = [3, 4, 5, 10, 20, 50, 100, 250, 500, 1000, 2000]
 
 
 def main() -> None:
+    from anonsql.algorithms.greedy.gaa import GreedyModel, gaa
+    from anonsql.algorithms.lattice import Flash
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
-    from anonsql.greedy.gaa import GreedyModel, gaa
     from anonsql.hierarchy.loaders import read_arx_csv
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
-    from anonsql.search import Flash
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweep", action="store_true", help="also time the whole sweep")

@@ -76,6 +76,7 @@ def best_of(fn, repeat: int):
 
 
 def adult(repeat: int) -> None:
+    from anonsql.algorithms.lattice import Exhaustive, Flash
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
@@ -83,7 +84,6 @@ def adult(repeat: int) -> None:
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
     from anonsql.run import anonymize
-    from anonsql.search import Exhaustive, Flash
     from anonsql.spec import Spec
 
     folder = ROOT.parent / "shared" / "data" / "adult"
@@ -143,13 +143,13 @@ ARX_NON_MONOTONE = {"distinct 2-diversity": "0.42 s", "0.2-closeness (hier. EMD)
 
 def monotonicity(repeat: int) -> None:
     """Part 3: exact search against assume_monotone and the exhaustive scan."""
+    from anonsql.algorithms.lattice import Exhaustive, Flash
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
     from anonsql.metrics.quality import quality_model
     from anonsql.models import DistinctLDiversity, HierarchicalEMD, KAnonymity
     from anonsql.models.requirements import Requirements
-    from anonsql.search import Exhaustive, Flash
 
     folder = ROOT.parent / "shared" / "data" / "adult"
     if not folder.is_dir():

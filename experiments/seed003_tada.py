@@ -150,7 +150,7 @@ def features(data: dict, task: str) -> tuple[list[str], dict[str, list[str]]]:
 def score(
     frame: pd.DataFrame, data: dict, task: str, run: int, raw_labels=None, epochs: int = 200
 ) -> dict:
-    from anonsql.partition.task_utility import classification_scores, clustering_scores, encode
+    from anonsql.evaluation.task import classification_scores, clustering_scores, encode
 
     numeric, cats = features(data, task)
     x = encode(frame, numeric, cats, task)
@@ -301,7 +301,7 @@ def main() -> None:
                     elif raw[run] is None:
                         raw.pop(run)
                 elif not args.only_cached:
-                    from anonsql.partition.task_utility import encode, kmeans_labels
+                    from anonsql.evaluation.task import encode, kmeans_labels
 
                     numeric, cats = features(data, task)
                     labels = kmeans_labels(encode(data["df"], numeric, cats, task), run)

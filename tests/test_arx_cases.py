@@ -46,8 +46,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from anonsql.algorithms.lattice import Flash
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.metrics.quality import quality_model
 from anonsql.models import (
     AverageRisk,
@@ -69,7 +70,6 @@ from anonsql.models import (
 )
 from anonsql.models.l_diversity import grassberger_g
 from anonsql.models.requirements import Requirements
-from anonsql.search import Flash
 from tests.conftest import ADULT_QIS, shared_data
 
 # ARX's cases per test class (``TestAnonymization<name>``), one line each: the index in the

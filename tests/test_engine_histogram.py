@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from anonsql.data import engine_classes
+from anonsql.data.classes import Partition
 from anonsql.data.engine_classes import (
     ENGINE_FLOOR,
     ENGINE_SHARE,
@@ -28,7 +29,6 @@ from anonsql.data.engine_classes import (
     parse_size,
 )
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError, MissingValuesError
 from anonsql.hierarchy import builders

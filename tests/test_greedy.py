@@ -7,10 +7,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anonsql.algorithms.greedy.gaa import GreedyModel, gaa
+from anonsql.algorithms.greedy.strategies import STRATEGIES
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
-from anonsql.greedy.gaa import GreedyModel, gaa
-from anonsql.greedy.strategies import STRATEGIES
 from tests import brute
 from tests.strategies import anonymization_cases
 
@@ -83,7 +83,7 @@ def test_gaa_matches_brute_force(case, k, strategy, metric, extra):
 def test_gaa_fast_paths_match_brute_force(case, k, strategy):
     """The sparse t_clo (large sensitive domains) and the costs of a few candidates only,
     forced on small tables, reach the brute force's tables too."""
-    import anonsql.greedy.gaa as gaa_module
+    import anonsql.algorithms.greedy.gaa as gaa_module
 
     df, hs = case
     k = min(k, len(df))
@@ -102,7 +102,7 @@ def test_sparse_tclo_equals_the_l1_distance():
     L1 distance of every merging, on random counts with many values."""
     import numpy as np
 
-    from anonsql.greedy.gaa import _Context, _Support, _tclo
+    from anonsql.algorithms.greedy.gaa import _Context, _Support, _tclo
 
     rng = np.random.default_rng(7)
     counts = rng.integers(0, 3, size=(40, 60)).astype(float) * (rng.random((40, 60)) < 0.1)

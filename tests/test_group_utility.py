@@ -16,7 +16,7 @@ from anonsql import api
 from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.microaggregation.group_utility import evaluate_groups
+from anonsql.evaluation.groups import evaluate_groups
 from anonsql.run import anonymize
 from anonsql.spec import Spec
 

@@ -24,8 +24,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anonsql.algorithms.lattice import Exhaustive, Flash, Heuristic
+from anonsql.algorithms.lattice.heuristic import ImplicitLattice
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.metrics.quality import quality_model
@@ -40,8 +42,6 @@ from anonsql.models import (
 )
 from anonsql.models.requirements import Requirements
 from anonsql.run import anonymize
-from anonsql.search import Exhaustive, Flash, Heuristic
-from anonsql.search.heuristic import ImplicitLattice
 from anonsql.spec import Spec
 from tests.strategies import anonymization_cases
 from tests.test_search_soundness import (

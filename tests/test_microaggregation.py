@@ -12,18 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from anonsql.algorithms.microaggregation.grouping import Grouping, group_means, move_small_groups
+from anonsql.algorithms.microaggregation.kde import attribute_groups, attribute_kde, extrema
+from anonsql.algorithms.microaggregation.mdav import blocked_mdav, mdav, median_blocks
+from anonsql.algorithms.microaggregation.wlvq2 import Codebook, in_window, step, supervise
+from anonsql.data.tuples import WeightedTuples
 from anonsql.errors import InputError
-from anonsql.microaggregation.grouping import Grouping, group_means, move_small_groups
-from anonsql.microaggregation.kde import attribute_groups, attribute_kde, extrema
-from anonsql.microaggregation.mdav import blocked_mdav, mdav, median_blocks
-from anonsql.microaggregation.measures import (
+from anonsql.evaluation.group_measures import (
     davies_bouldin,
     score,
     separability,
     structural_utility,
 )
-from anonsql.microaggregation.weighted_tuples import WeightedTuples
-from anonsql.microaggregation.wlvq2 import Codebook, in_window, step, supervise
 
 pytest.importorskip("sklearn")
 
@@ -230,7 +230,7 @@ def test_median_blocks_split_the_widest_attribute_at_the_median():
 @settings(max_examples=10, deadline=None)
 @given(tables())
 def test_ctca_and_kde_and_supervised_groups_hold_k(t):
-    from anonsql.microaggregation.ktca import tca
+    from anonsql.algorithms.microaggregation.ktca import tca
 
     x, y, k = t
     data = WeightedTuples.from_records(x, y)
@@ -321,7 +321,7 @@ def test_wlvq2_improves_a_misplaced_codebook():
         d = (((z[idx][:, None, :] - bk.p[None]) * bk.w) ** 2).sum(axis=2)
         return float((bk.classes[d.argmin(axis=1)] == yy).mean())
 
-    from anonsql.microaggregation.wlvq2 import train
+    from anonsql.algorithms.microaggregation.wlvq2 import train
 
     acc0 = accuracy(book)
     train(book, z, data, seed=0, alpha=0.05, beta=0.001)

@@ -26,9 +26,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import anonsql
+from anonsql.algorithms.lattice import Exhaustive, Flash
 from anonsql.cli.main import cli
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.evaluate import check_table
@@ -58,7 +59,6 @@ from anonsql.models.requirements import Requirements
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.recoding import LevelRecoding
 from anonsql.run import anonymize
-from anonsql.search import Exhaustive, Flash
 from anonsql.spec import Spec
 from tests import brute
 from tests.strategies import anonymization_cases
@@ -330,7 +330,7 @@ def test_default_search_finds_the_exhaustive_optimum(case, goal, frontier):
 def test_a_check_proves_only_what_holds(case, goal):
     """Requirements.screen with the new models: the bound of suppressed records (the convex
     bounds of beta-likeness and delta-disclosure) holds in every specialization."""
-    from anonsql.search.lattice import Lattice
+    from anonsql.algorithms.lattice.lattice import Lattice
 
     req = goal[0]
     if req.suppression_limit == 0:

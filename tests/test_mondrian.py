@@ -105,7 +105,7 @@ def tables(draw, max_rows: int = 40):
 
 
 def _contains(kind: str, label: str, value) -> bool:
-    from anonsql.partition.release import members, midpoint
+    from anonsql.algorithms.mondrian.release import members, midpoint
 
     if kind == "numeric":
         if label.startswith("["):
@@ -136,7 +136,7 @@ def check_release(df: pd.DataFrame, out: pd.DataFrame, qis, kinds, k, l_value) -
 
 
 def _disjoint(a: str, b: str, kind: str) -> bool:
-    from anonsql.partition.release import members
+    from anonsql.algorithms.mondrian.release import members
 
     if kind == "numeric":
 
@@ -411,11 +411,11 @@ def test_level_by_level_equals_part_by_part(case, k, l_value, with_hierarchy, n_
     """The level-by-level Mondrian (all parts of one depth cut at once, all groups at once)
     gives exactly the partitions, in the same order and with the rows in the same order, of
     the part-by-part recursion in each group: numeric, categorical and hierarchy QIs."""
+    from anonsql.algorithms.mondrian.cuts import Spans, mondrian_groups, mondrian_part_by_part
+    from anonsql.algorithms.mondrian.driver import make_checker
+    from anonsql.data.points import Points
     from anonsql.hierarchy.hierarchy import Hierarchy
     from anonsql.models.goal import build_models
-    from anonsql.partition.mondrian import Spans, mondrian_groups, mondrian_part_by_part
-    from anonsql.partition.points import Points
-    from anonsql.partition.run import make_checker
     from anonsql.spec import Spec
 
     df, _kinds = case

@@ -82,10 +82,10 @@ def test_the_default_is_next_widest():
 def test_hand_table_partitions_of_both_implementations():
     """The level-by-level Mondrian and the part-by-part reference give HAND's partitions
     (row indices of the histogram, one row per distinct tuple here) under both rules."""
+    from anonsql.algorithms.mondrian.cuts import mondrian, mondrian_part_by_part
+    from anonsql.algorithms.mondrian.driver import make_checker
+    from anonsql.data.points import Points
     from anonsql.models.goal import build_models
-    from anonsql.partition.mondrian import mondrian, mondrian_part_by_part
-    from anonsql.partition.points import Points
-    from anonsql.partition.run import make_checker
     from anonsql.spec import Spec
 
     points = Points.from_frame(HAND.drop(columns="rid"), ["age", "zip"], [None, None], None)
@@ -128,10 +128,10 @@ def test_both_rules_against_brute_force(df, k, l_value, n_groups):
     ``widest`` never has more partitions nor a smaller NCP; in groups (TA_DA's,
     controllers') as well; the level-by-level Mondrian equals the part-by-part reference
     under ``widest`` too."""
+    from anonsql.algorithms.mondrian.cuts import Spans, mondrian_groups, mondrian_part_by_part
+    from anonsql.algorithms.mondrian.driver import make_checker
+    from anonsql.data.points import Points
     from anonsql.models.goal import build_models
-    from anonsql.partition.mondrian import Spans, mondrian_groups, mondrian_part_by_part
-    from anonsql.partition.points import Points
-    from anonsql.partition.run import make_checker
     from anonsql.spec import Spec
 
     qis = [c for c in df.columns if c.startswith("q")]

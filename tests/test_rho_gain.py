@@ -1,4 +1,4 @@
-"""Seed 002's rho-Gain and ARX's local recoding (anonsql.algorithms.rho_gain), held to a
+"""Seed 002's rho-Gain and ARX's local recoding (anonsql.algorithms.lattice.passes), held to a
 brute force written from Table I: each pass generalizes the records not released yet with its
 transformation, releases the classes that satisfy the models (compared with the WHOLE table's
 sensitive distribution) and passes the rest on; the output is the union."""
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.algorithms.rho_gain import canonical_ids
+from anonsql.algorithms.lattice.passes import canonical_ids
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy

@@ -20,8 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anonsql.algorithms.lattice import Exhaustive, Flash
+from anonsql.algorithms.lattice.base import Solution
+from anonsql.algorithms.lattice.lattice import Lattice
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.metrics.quality import QUALITY, quality_model
 from anonsql.metrics.unified import METRICS as UNIFIED_METRICS
@@ -48,9 +51,6 @@ from anonsql.models import (
 )
 from anonsql.models.base import ClassStats
 from anonsql.models.requirements import Requirements
-from anonsql.search import Exhaustive, Flash
-from anonsql.search.base import Solution
-from anonsql.search.lattice import Lattice
 from tests.conftest import ADULT_QIS, shared_data
 from tests.strategies import anonymization_cases
 

@@ -9,12 +9,12 @@ from anonsql.errors import InputError
 
 
 def _registry() -> dict[str, type[Algorithm]]:
-    from anonsql.algorithms.greedy import GreedyAlgorithm
-    from anonsql.algorithms.lattice import Exhaustive, Flash, Heuristic
-    from anonsql.algorithms.microaggregation import MICROAGGREGATION
-    from anonsql.algorithms.mondrian import MondrianAlgorithm
-    from anonsql.algorithms.rho_gain import RhoGain
-    from anonsql.algorithms.tada import TadaAlgorithm
+    from anonsql.algorithms.greedy.algorithm import GreedyAlgorithm
+    from anonsql.algorithms.lattice.algorithm import Exhaustive, Flash, Heuristic
+    from anonsql.algorithms.lattice.passes import RhoGain
+    from anonsql.algorithms.microaggregation.algorithm import MICROAGGREGATION
+    from anonsql.algorithms.mondrian.algorithm import MondrianAlgorithm
+    from anonsql.algorithms.mondrian.tada import TadaAlgorithm
 
     return {
         cls.name: cls

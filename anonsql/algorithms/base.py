@@ -15,8 +15,8 @@ from anonsql.output.recoding import Recoding
 from anonsql.spec import Spec
 
 if TYPE_CHECKING:
+    from anonsql.algorithms.lattice.base import Progress
     from anonsql.database import Database
-    from anonsql.search.base import Progress
 
 
 @dataclass
@@ -62,7 +62,7 @@ class Algorithm(ABC):
 
     name: ClassVar[str]
     #: a QI may come without hierarchy (its key is then None): the partitioning algorithms
-    #: read such a QI as numeric or categorical (:mod:`anonsql.partition.points`)
+    #: read such a QI as numeric or categorical (:mod:`anonsql.data.points`)
     hierarchies_optional: ClassVar[bool] = False
 
     @abstractmethod

@@ -341,7 +341,7 @@ def evaluate(
 def _evaluate_groups(run_id, label, as_json, db_path) -> None:
     from dataclasses import asdict
 
-    from anonsql.microaggregation.group_utility import evaluate_groups
+    from anonsql.evaluation.groups import evaluate_groups
 
     ev = evaluate_groups(open_db(db_path, create=False), run_id, label)
     if as_json:
@@ -364,7 +364,7 @@ def _evaluate_groups(run_id, label, as_json, db_path) -> None:
 def _evaluate_task(run_id, task, label, seeds, ignore, clusters, as_json, db_path) -> None:
     from dataclasses import asdict
 
-    from anonsql.partition.task_utility import evaluate_task
+    from anonsql.evaluation.task import evaluate_task
 
     with _progress(as_json, "runs") as progress:
         ev = evaluate_task(

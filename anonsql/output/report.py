@@ -82,7 +82,7 @@ def build_report(
     if params.get("sensitive"):
         report["sensitive"] = _sensitive(db, row, params, output, qis)
     if measures.get("passes"):
-        # rho-Gain and local recoding (anonsql.algorithms.rho_gain): one row per pass over
+        # rho-Gain and local recoding (anonsql.algorithms.lattice.passes): one row per pass over
         # the outliers, and the first pass's figures (a plain lattice run) against the output's
         report["passes"] = measures["passes"]
         report["before_after"] = {

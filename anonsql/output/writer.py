@@ -254,7 +254,7 @@ def run_query(
 
 def _models_of_run(spec, run, sensitive_key) -> list[PrivacyModel]:
     if run["algorithm"].startswith("greedy"):
-        from anonsql.algorithms.greedy import greedy_model, guard_models
+        from anonsql.algorithms.greedy.algorithm import greedy_model, guard_models
 
         return guard_models(greedy_model(spec))
     return build_models(spec, sensitive_key)

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from anonsql.algorithms.mondrian.release import members, midpoint
 from anonsql.errors import InputError
-from anonsql.partition.release import members, midpoint
 
 SUPPRESSED = "*"
 TASKS = ("classification", "clustering")

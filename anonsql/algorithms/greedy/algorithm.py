@@ -10,9 +10,9 @@ import numpy as np
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.algorithms.catalog import SEE
+from anonsql.algorithms.greedy.gaa import GreedyModel, GreedyResult, _ldiv, _tclo, gaa
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
-from anonsql.greedy.gaa import GreedyModel, GreedyResult, _ldiv, _tclo, gaa
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric
 from anonsql.models import EntropyLDiversity, KAnonymity, L1Closeness, PrivacyModel

@@ -1,7 +1,7 @@
 """``algorithm="mondrian"``: Mondrian with l-diversity (LeFevre et al. 2006; seed 003 section
 V) on the table's histogram. Its answer is a multidimensional recoding: each distinct original
 QI tuple -> its partition's released values (intervals, sets or lowest common ancestors; see
-:mod:`anonsql.partition.release`). QIs need no hierarchy (:mod:`anonsql.partition.points`
+:mod:`anonsql.algorithms.mondrian.release`). QIs need no hierarchy (:mod:`anonsql.data.points`
 says how each is read)."""
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ MAX_CONTROLLERS = 1_000_000
 
 
 def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str) -> Outcome:
-    from anonsql.partition.points import Points
-    from anonsql.partition.run import make_checker, measures, partition
+    from anonsql.algorithms.mondrian.driver import make_checker, measures, partition
+    from anonsql.data.points import Points
 
     spec = ctx.spec
     models = build_models(spec, ctx.sensitive_key)
@@ -116,7 +116,7 @@ def check_partition_options(spec, prefix: str = "") -> None:
     """Seed 003's options (label, cluster, controllers, seed) and Mondrian's stop rule
     (mondrian_stop) belong to the partitioning algorithms; a whole number of controllers of
     at least one; a known stop rule."""
-    from anonsql.partition.mondrian import NEXT_WIDEST, check_stop
+    from anonsql.algorithms.mondrian.cuts import NEXT_WIDEST, check_stop
 
     algo = getattr(spec, "algorithm", None)
     stop = getattr(spec, "mondrian_stop", NEXT_WIDEST)

@@ -23,7 +23,7 @@ What the paper leaves open, and what is used here (README "Microaggregation"):
   the paper's "linear mixture of models" is not specified);
 * groups: the fine-tuning map's units; k-TCA keeps them (its k is the smallest unit), C-TCA
   moves the tuples of units with fewer than k records to the nearest units
-  (:func:`~anonsql.microaggregation.grouping.move_small_groups`).
+  (:func:`~anonsql.algorithms.microaggregation.grouping.move_small_groups`).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from anonsql.microaggregation.grouping import move_small_groups, renumber
-from anonsql.microaggregation.measures import davies_bouldin
+from anonsql.algorithms.microaggregation.grouping import move_small_groups, renumber
+from anonsql.evaluation.group_measures import davies_bouldin
 
 COLLABORATION_BETA = 1.0
 COLLABORATION_SIGMA = 1.0

@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from anonsql.algorithms.mondrian.checker import Checker
+from anonsql.algorithms.mondrian.cuts import Spans, mondrian_groups, widths_of
+from anonsql.algorithms.mondrian.release import release
+from anonsql.data.points import Points
 from anonsql.errors import InputError
 from anonsql.models.base import PrivacyModel
 from anonsql.output.recoding import TableRecoding
-from anonsql.partition.checker import Checker
-from anonsql.partition.mondrian import Spans, mondrian_groups, widths_of
-from anonsql.partition.points import Points
-from anonsql.partition.release import release
 
 
 @dataclass
@@ -65,9 +65,9 @@ def partition(
 ) -> Partitioning:
     """``mode``: "mondrian" (one group per controller), "tree" (TA_DA classification) or
     "cluster" (TA_DA clustering); ``stop``: Mondrian's stop rule ("next-widest" or
-    "widest", :mod:`anonsql.partition.mondrian`)."""
-    from anonsql.partition.clusters import compliant_clustering
-    from anonsql.partition.tree import compliant_tree
+    "widest", :mod:`anonsql.algorithms.mondrian.cuts`)."""
+    from anonsql.algorithms.mondrian.clusters import compliant_clustering
+    from anonsql.algorithms.mondrian.tree import compliant_tree
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()

@@ -59,11 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from anonsql.data.histogram import Histogram
-from anonsql.errors import InputError
-from anonsql.metrics.quality import QualityModel
-from anonsql.models.requirements import Requirements
-from anonsql.search.base import (
+from anonsql.algorithms.lattice.base import (
     NodeEvaluator,
     Progress,
     Search,
@@ -72,6 +68,10 @@ from anonsql.search.base import (
     better,
     released_classes,
 )
+from anonsql.data.histogram import Histogram
+from anonsql.errors import InputError
+from anonsql.metrics.quality import QualityModel
+from anonsql.models.requirements import Requirements
 
 #: ARX's default time limit of its heuristic searches (``heuristicSearchTimeLimit``, 30 s)
 DEFAULT_TIME_LIMIT = 30.0
@@ -80,8 +80,8 @@ DEFAULT_TIME_LIMIT = 30.0
 class ImplicitLattice:
     """The lattice of level vectors without its nodes: a node gets an id when the search
     first meets it, so memory follows the nodes visited, not the lattice size. Offers what
-    :class:`~anonsql.search.base.NodeEvaluator` reads of a lattice (``m``, ``levels[node]``,
-    ``node(levels)``)."""
+    :class:`~anonsql.algorithms.lattice.base.NodeEvaluator` reads of a lattice (``m``,
+    ``levels[node]``, ``node(levels)``)."""
 
     def __init__(self, heights: list[int]) -> None:
         self.heights = np.asarray(heights, dtype=np.int64)

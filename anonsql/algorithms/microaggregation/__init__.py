@@ -6,7 +6,7 @@ them, so records with equal QI tuples always share a group and the release is a 
 the original QI tuple (what the self-guarding output needs, :mod:`anonsql.output.guard`).
 """
 
-from anonsql.microaggregation.grouping import Grouping
-from anonsql.microaggregation.weighted_tuples import WeightedTuples
+from anonsql.algorithms.microaggregation.grouping import Grouping
+from anonsql.data.tuples import WeightedTuples
 
 __all__ = ["Grouping", "WeightedTuples"]

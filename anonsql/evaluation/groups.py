@@ -8,9 +8,9 @@ have suppressed more), and for outputs of any algorithm whose quasi-identifiers 
 * the records are the output's released rows (suppressed rows are left out and counted);
 * a record's original values are its source QI values, its released values the output's (a
   microaggregation prototype as it is, an interval or hierarchy node by its midpoint, as
-  seed 003's evaluation reads them: :func:`anonsql.partition.task_utility.task_frames`);
+  seed 003's evaluation reads them: :func:`anonsql.evaluation.task.task_frames`);
 * the groups are the classes of equal released QI tuples;
-* the measures are :func:`anonsql.microaggregation.measures.utility_measures`: Silhouette and
+* the measures are :func:`anonsql.evaluation.group_measures.utility_measures`: Silhouette and
   Davies-Bouldin of the groups over the original values in z-scores, structural utility
   (1 - mean normalized W1 per attribute), and, with a label, separability (decision tree,
   10-fold stratified cross-validation on the released values) and the combined utility
@@ -52,9 +52,9 @@ def evaluate_groups(db, run_id: int, label: str | None = None, seed: int = 0) ->
     """Seed 001's utility measures of ``run_id``'s output (see the module's docstring);
     ``label`` (a column of the output, not a QI) adds separability and combined utility;
     ``seed`` draws the samples and the cross-validation folds."""
-    from anonsql.microaggregation.measures import utility_measures
+    from anonsql.evaluation.group_measures import utility_measures
+    from anonsql.evaluation.task import task_frames
     from anonsql.output.representation import _run
-    from anonsql.partition.task_utility import task_frames
 
     try:
         import sklearn  # noqa: F401  (Silhouette and the decision tree)

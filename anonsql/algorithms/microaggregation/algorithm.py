@@ -20,15 +20,13 @@ import time
 from typing import Any, ClassVar
 
 import numpy as np
-from sqlglot import exp
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.algorithms.catalog import SEE
-from anonsql.backend.sql_templates import column, table
+from anonsql.algorithms.microaggregation.grouping import Grouping, group_means
+from anonsql.data.tuples import WeightedTuples, read_tuples
 from anonsql.errors import InputError
 from anonsql.metrics.risk import risk_measures
-from anonsql.microaggregation.grouping import Grouping, group_means
-from anonsql.microaggregation.weighted_tuples import WeightedTuples
 from anonsql.models import KAnonymity
 from anonsql.output.recoding import TableRecoding
 from anonsql.spec import Spec
@@ -68,91 +66,6 @@ def check_spec(spec: Spec) -> int:
             f"keep every block's records >= k"
         )
     return int(spec.k)
-
-
-def read_tuples(
-    db, source: str, qis: list[str], label: str | None, missing: str
-) -> tuple[WeightedTuples, list[list[str]], int]:
-    """The distinct QI tuples with their counts (and label counts), each tuple's values as the
-    guard casts them (VARCHAR), and the number of rows left out for a NULL QI value."""
-    be = db.backend
-    if label is not None:
-        be.require_columns(source, [label])
-        if label in qis:
-            raise InputError(f"the label {label!r} cannot also be a quasi-identifier")
-    # the engine's catalog types: an empty result frame is untyped on PostgreSQL
-    from anonsql.masking.detect import type_family
-
-    types = be.column_types(source)
-    bad = [q for q in qis if type_family(types[q]) != "number"]
-    if bad:
-        raise InputError(
-            f"microaggregation needs numeric quasi-identifiers; not numeric: {', '.join(bad)}"
-        )
-    m = len(qis)
-    parts: list[exp.Expression] = [
-        exp.alias_(exp.cast(column(q), "VARCHAR"), f"o{j}") for j, q in enumerate(qis)
-    ]
-    parts += [exp.alias_(exp.cast(column(q), "DOUBLE"), f"v{j}") for j, q in enumerate(qis)]
-    if label is not None:
-        parts.append(
-            exp.alias_(
-                exp.func("COALESCE", exp.cast(column(label), "VARCHAR"), exp.convert("NULL")), "y"
-            )
-        )
-    keys = len(parts)
-    query = (
-        exp.select(*parts, exp.alias_(exp.Count(this=exp.Star()), "n"))
-        .from_(table(source))
-        .group_by(*[exp.Literal.number(i + 1) for i in range(keys)])
-    )
-    df = be.fetch_df(query)
-    if df.empty:
-        raise InputError(f"table {source!r} is empty")
-    vals = df[[f"v{j}" for j in range(m)]].to_numpy(dtype=np.float64)
-    null = np.isnan(vals).any(axis=1)
-    dropped = int(df["n"][null].sum())
-    if null.any():
-        if missing != "suppress":
-            cols = [q for j, q in enumerate(qis) if np.isnan(vals[:, j]).any()]
-            raise InputError(
-                f"NULL values in {', '.join(cols)} ({dropped} rows): microaggregation needs a "
-                f"value; use missing 'suppress' to leave those rows out (the guard suppresses "
-                f"them)"
-            )
-        df = df[~null].reset_index(drop=True)
-        vals = vals[~null]
-        if df.empty:
-            raise InputError(f"every row of {source!r} has a NULL quasi-identifier")
-    # the distinct tuples as the guard sees them (VARCHAR), numbered in sorted order (by
-    # code point, column by column): pandas' hashing groupby, much faster than np.unique on
-    # strings at 1 M tuples
-    keys = df[[f"o{j}" for j in range(m)]].astype(str)
-    inverse = keys.groupby(list(keys.columns), sort=True).ngroup().to_numpy(dtype=np.int64)
-    u = int(inverse.max()) + 1
-    first = np.empty(u, dtype=np.int64)
-    first[inverse[::-1]] = np.arange(len(inverse))[::-1]  # one row per tuple
-    originals = keys.to_numpy()[first].tolist()
-    counts = np.bincount(inverse, weights=df["n"].to_numpy(), minlength=u)
-    values = np.zeros((u, m))
-    values[inverse] = vals
-    if label is None:
-        data = WeightedTuples(values, counts.astype(np.int64))
-    else:
-        labels, codes = np.unique(df["y"].astype(str).to_numpy(), return_inverse=True)
-        codes = codes.reshape(-1)
-        # the engine returns groups in any order: sorted, the drawn examples and the
-        # records' order (cross-validation folds) are the same at every run
-        order = np.lexsort((codes, inverse))
-        data = WeightedTuples(
-            values,
-            counts.astype(np.int64),
-            [str(s) for s in labels],
-            inverse[order],
-            codes[order],
-            df["n"].to_numpy(dtype=np.int64)[order],
-        )
-    return data, originals, dropped
 
 
 class Microaggregation(Algorithm):
@@ -259,9 +172,9 @@ def code_like(qis: list[str], values: np.ndarray) -> list[str]:
 
 def supervised(data: WeightedTuples, z: np.ndarray, g: Grouping, k: int, seed: int) -> Grouping:
     """The "++" variant: wLVQ2 on the classes' prototypes, then groups re-formed around the
-    adapted codewords (:func:`anonsql.microaggregation.wlvq2.supervise`)."""
-    from anonsql.microaggregation.grouping import renumber
-    from anonsql.microaggregation.wlvq2 import supervise
+    adapted codewords (:func:`anonsql.algorithms.microaggregation.wlvq2.supervise`)."""
+    from anonsql.algorithms.microaggregation.grouping import renumber
+    from anonsql.algorithms.microaggregation.wlvq2 import supervise
 
     if data.labels is None:
         raise InputError("wLVQ2 needs a label")
@@ -322,7 +235,7 @@ def release_measures(
     out["sse_per_qi"] = [float(a / b) if b > 0 else 0.0 for a, b in zip(sse_j, sst_j, strict=True)]
     idx, y = data.expand()
     try:
-        from anonsql.microaggregation.measures import utility_measures
+        from anonsql.evaluation.group_measures import utility_measures
 
         util = utility_measures(
             data.values[idx],
@@ -350,7 +263,7 @@ class Mdav(Microaggregation):
         return super().run(ctx)
 
     def group(self, data: WeightedTuples, z: np.ndarray, k: int, seed: int) -> Grouping:
-        from anonsql.microaggregation.mdav import DEFAULT_BLOCK, blocked_mdav
+        from anonsql.algorithms.microaggregation.mdav import DEFAULT_BLOCK, blocked_mdav
 
         groups, info = blocked_mdav(z, data.counts, k, self.block or DEFAULT_BLOCK)
         return Grouping.joint(groups, group_means(data, groups), info)
@@ -373,7 +286,7 @@ class Ktca(Microaggregation):
     constrained = False
 
     def group(self, data: WeightedTuples, z: np.ndarray, k: int, seed: int) -> Grouping:
-        from anonsql.microaggregation.ktca import tca
+        from anonsql.algorithms.microaggregation.ktca import tca
 
         try:
             groups, info = tca(z, data.counts, k, self.constrained, seed)
@@ -404,7 +317,7 @@ class Kde(Microaggregation):
     joint_k = False
 
     def group(self, data: WeightedTuples, z: np.ndarray, k: int, seed: int) -> Grouping:
-        from anonsql.microaggregation.kde import attribute_kde
+        from anonsql.algorithms.microaggregation.kde import attribute_kde
 
         nodes, released, groups = attribute_kde(data.values, data.counts, k)
         per_attr = [
@@ -428,4 +341,4 @@ class Kde(Microaggregation):
 
 MICROAGGREGATION: tuple[type[Microaggregation], ...] = (Mdav, Ktca, Ctca, Kde)
 
-__all__ = ["MICROAGGREGATION", "Ctca", "Kde", "Ktca", "Mdav", "Microaggregation", "read_tuples"]
+__all__ = ["MICROAGGREGATION", "Ctca", "Kde", "Ktca", "Mdav", "Microaggregation"]

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from anonsql.algorithms.mondrian.checker import Checker
+from anonsql.data.points import Points
 from anonsql.errors import InputError
-from anonsql.partition.checker import Checker
-from anonsql.partition.points import Points
 
 
 def standardized(x: np.ndarray, weights: np.ndarray) -> np.ndarray:

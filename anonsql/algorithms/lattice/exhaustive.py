@@ -4,10 +4,7 @@ assumes nothing: ``assume_monotone`` has no effect on it."""
 
 from __future__ import annotations
 
-from anonsql.data.histogram import Histogram
-from anonsql.metrics.quality import QualityModel
-from anonsql.models.requirements import Requirements
-from anonsql.search.base import (
+from anonsql.algorithms.lattice.base import (
     NodeEvaluator,
     Progress,
     Search,
@@ -16,7 +13,10 @@ from anonsql.search.base import (
     better,
     released_classes,
 )
-from anonsql.search.lattice import Lattice
+from anonsql.algorithms.lattice.lattice import Lattice
+from anonsql.data.histogram import Histogram
+from anonsql.metrics.quality import QualityModel
+from anonsql.models.requirements import Requirements
 
 
 class Exhaustive(Search):

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from anonsql.microaggregation.grouping import move_small_groups, renumber
-from anonsql.microaggregation.weighted_tuples import WeightedTuples
+from anonsql.algorithms.microaggregation.grouping import move_small_groups, renumber
+from anonsql.data.tuples import WeightedTuples
 
 WINDOW = 0.3
 ALPHA = 0.05
@@ -132,7 +132,7 @@ def supervise(
         np.ones(z.shape[1]),
     )
     updates = train(book, z, data, seed)
-    from anonsql.microaggregation.ktca import bmu
+    from anonsql.algorithms.microaggregation.ktca import bmu
 
     nearest = bmu(z * book.w, book.p * book.w)
     repaired = move_small_groups(z, data.counts, nearest, book.p, k, book.w)

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from anonsql.algorithms.mondrian.checker import Checker
+from anonsql.data.points import HIERARCHY, NUMERIC, Points
 from anonsql.errors import InputError
-from anonsql.partition.checker import Checker
-from anonsql.partition.points import HIERARCHY, NUMERIC, Points
 
 #: what Mondrian does when the widest QI has no allowable cut: try the next widest QI (the
 #: default), or release the partition (LeFevre et al.'s rule)
@@ -88,7 +88,7 @@ def _distinct(codes: np.ndarray, size: int) -> np.ndarray:
 def widths_of(points: Points, partitions: list[np.ndarray]) -> np.ndarray:
     """``_width`` of every partition (rows) and QI (columns), vectorized over the
     partitions for numeric and categorical QIs (the same values)."""
-    from anonsql.partition.release import partition_keys
+    from anonsql.algorithms.mondrian.release import partition_keys
 
     out = np.zeros((len(partitions), points.width))
     keys = partition_keys(points, partitions)

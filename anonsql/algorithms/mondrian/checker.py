@@ -16,7 +16,7 @@ from anonsql.models.base import ClassStats, PrivacyModel
 
 @dataclass
 class Checker:
-    """``models`` over the sensitive codes of a :class:`~anonsql.partition.points.Points`;
+    """``models`` over the sensitive codes of a :class:`~anonsql.data.points.Points`;
     ``overall`` is the whole table's sensitive distribution (t-closeness, beta, delta)."""
 
     models: list[PrivacyModel]

@@ -8,7 +8,7 @@ union is released (seed 003 Appendix A: a union of (k, l)-anonymous groups is
 from __future__ import annotations
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
-from anonsql.algorithms.mondrian import check_spec, run_partitioning
+from anonsql.algorithms.mondrian.algorithm import check_spec, run_partitioning
 from anonsql.errors import InputError
 
 GUARANTEE = (

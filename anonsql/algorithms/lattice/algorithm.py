@@ -1,7 +1,7 @@
 """Full-domain generalization with record suppression, as ARX does it: the optimal node of the
 lattice of level vectors (``flash``, ``exhaustive``), or the best anonymous node a limited
 search finds where the lattice is too large to enumerate (``heuristic``); the searches live in
-:mod:`anonsql.search`. The recoding is one level per QI over the pinned hierarchies."""
+:mod:`anonsql.algorithms.lattice`. The recoding is one level per QI over the pinned hierarchies."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ import time
 from typing import TYPE_CHECKING
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.algorithms.lattice import search as make_search
+from anonsql.algorithms.lattice.base import Search, SearchResult
+from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
 from anonsql.backend.sql_templates import drop
+from anonsql.data.classes import Partition
 from anonsql.data.engine_classes import is_in_engine, load_histogram, parse_size
 from anonsql.data.multi_sa import MULTI_SA, SA_COLUMN, composite, multi_sa_relation
-from anonsql.data.partition import Partition
 from anonsql.data.units import UNITS, units_relation
 from anonsql.errors import InputError
 from anonsql.metrics.quality import quality_model
@@ -21,9 +24,6 @@ from anonsql.models import HierarchicalEMD
 from anonsql.models.goal import build_models
 from anonsql.models.requirements import Requirements, population_histogram
 from anonsql.output.recoding import LevelRecoding
-from anonsql.search import search as make_search
-from anonsql.search.base import Search, SearchResult
-from anonsql.search.heuristic import Heuristic as HeuristicSearch
 from anonsql.spec import sensitive_columns
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ class Exhaustive(_Lattice):
 
 class Heuristic(_Lattice):
     """The best anonymous node a time- or step-limited search finds, for lattices too large
-    to enumerate (:mod:`anonsql.search.heuristic`): anonymous, not proven optimal."""
+    to enumerate (:mod:`anonsql.algorithms.lattice.heuristic`): anonymous, not proven optimal."""
 
     name = "heuristic"
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from anonsql.algorithms.mondrian.checker import Checker
+from anonsql.data.points import NUMERIC, Points
 from anonsql.errors import InputError
-from anonsql.partition.checker import Checker
-from anonsql.partition.points import NUMERIC, Points
 
 #: numeric thresholds whose full model test is tried, best gain first, per node and QI
 _TRIES = 16

@@ -45,12 +45,7 @@ import time
 
 import numpy as np
 
-from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
-from anonsql.metrics.quality import QualityModel
-from anonsql.models.k_anonymity import KAnonymity
-from anonsql.models.requirements import Assessment, Requirements
-from anonsql.search.base import (
+from anonsql.algorithms.lattice.base import (
     NodeEvaluator,
     Progress,
     Search,
@@ -59,7 +54,12 @@ from anonsql.search.base import (
     better,
     released_classes,
 )
-from anonsql.search.lattice import Lattice
+from anonsql.algorithms.lattice.lattice import Lattice
+from anonsql.data.classes import Partition
+from anonsql.data.histogram import Histogram
+from anonsql.metrics.quality import QualityModel
+from anonsql.models.k_anonymity import KAnonymity
+from anonsql.models.requirements import Assessment, Requirements
 
 UNKNOWN, ANONYMOUS, NOT_ANONYMOUS = 0, 1, -1
 

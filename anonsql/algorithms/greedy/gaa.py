@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from anonsql.algorithms.greedy.strategies import STRATEGIES, Strategy
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.errors import InputError
-from anonsql.greedy.strategies import STRATEGIES, Strategy
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.metrics.unified import UnifiedMetric
 

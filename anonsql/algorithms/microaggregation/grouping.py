@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from anonsql.microaggregation.weighted_tuples import WeightedTuples
+from anonsql.data.tuples import WeightedTuples
 
 
 @dataclass

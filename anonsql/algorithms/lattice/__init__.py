@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from anonsql.algorithms.lattice.base import Search, SearchResult, Solution
+from anonsql.algorithms.lattice.exhaustive import Exhaustive
+from anonsql.algorithms.lattice.flash import Flash
+from anonsql.algorithms.lattice.heuristic import Heuristic
 from anonsql.errors import InputError
-from anonsql.search.base import Search, SearchResult, Solution
-from anonsql.search.exhaustive import Exhaustive
-from anonsql.search.flash import Flash
-from anonsql.search.heuristic import Heuristic
 
 SEARCHES: dict[str, type[Search]] = {
     "flash": Flash,

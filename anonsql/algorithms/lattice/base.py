@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from anonsql.algorithms.lattice.lattice import Lattice
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
 from anonsql.data.node_summary import NodeSummary, SummaryAssessment
-from anonsql.data.partition import Partition
 from anonsql.metrics.quality import QualityModel
 from anonsql.models.requirements import Assessment, Requirements, Screening
-from anonsql.search.lattice import Lattice
 
 Progress = Callable[[int, int], None]  # (nodes checked, lattice size)
 
@@ -207,7 +207,7 @@ class Search(ABC):
     name: str
     #: prune as if every privacy model were monotone with suppression (ARX's "practical
     #: monotonicity"); only searches that prune read it, and their guarantee says when the
-    #: assumption was made for models that are not (see :mod:`anonsql.search.flash`)
+    #: assumption was made for models that are not (see :mod:`anonsql.algorithms.lattice.flash`)
     assume_monotone: bool = False
 
     @abstractmethod

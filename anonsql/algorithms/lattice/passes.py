@@ -72,10 +72,13 @@ import numpy as np
 import pandas as pd
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
-from anonsql.algorithms.lattice import sensitive_hierarchy, suppression_budget
+from anonsql.algorithms.lattice import search as make_search
+from anonsql.algorithms.lattice.algorithm import sensitive_hierarchy, suppression_budget
+from anonsql.algorithms.lattice.base import Search
+from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
 from anonsql.backend.sql_templates import drop
+from anonsql.data.classes import Partition, group_rows
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition, group_rows
 from anonsql.errors import InputError
 from anonsql.metrics.quality import quality_model, release_score
 from anonsql.metrics.risk import risk_measures
@@ -84,9 +87,6 @@ from anonsql.models.goal import build_models
 from anonsql.models.requirements import Requirements, population_histogram
 from anonsql.models.risk_thresholds import enforce_table_models
 from anonsql.output.recoding import TableRecoding
-from anonsql.search import search as make_search
-from anonsql.search.base import Search
-from anonsql.search.heuristic import Heuristic as HeuristicSearch
 from anonsql.spec import Spec
 
 #: the temporary table of the outliers' distinct QI tuples (raw values as VARCHAR)
@@ -755,7 +755,7 @@ def _recoding(state: _State) -> TableRecoding:
 
 
 def _solution_row(s, qis, result) -> dict:
-    from anonsql.algorithms.lattice import _solution_row as row
+    from anonsql.algorithms.lattice.algorithm import _solution_row as row
 
     return row(s, qis, result)
 
