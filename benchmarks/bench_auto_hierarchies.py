@@ -27,6 +27,7 @@ QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "w
 def main() -> None:
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
     from anonsql.run import anonymize
     from anonsql.spec import Spec
 
@@ -35,7 +36,7 @@ def main() -> None:
     rows = []
     for hand in (True, False):
         db = Database.open(":memory:")
-        db.import_file("adult", ADULT / "adult.csv", sep=";")
+        import_file(db, "adult", ADULT / "adult.csv", sep=";")
         if hand:
             for c in QIS:
                 db.hierarchies.save(read_arx_csv(c, ADULT / f"adult_hierarchy_{c}.csv"))

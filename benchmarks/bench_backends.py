@@ -115,6 +115,7 @@ def _measure(db, table: str, qis: list[str], label: str, engine: str, rows: list
 
 def adult(engines: list[str], work: Path, pg, rows: list) -> None:
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
 
     folder = ROOT.parent / "shared" / "data" / "adult"
     if not folder.is_dir():
@@ -122,7 +123,7 @@ def adult(engines: list[str], work: Path, pg, rows: list) -> None:
         return
     for engine in engines:
         db = _open(engine, work, pg)
-        db.import_file("adult", folder / "adult.csv", sep=";")
+        import_file(db, "adult", folder / "adult.csv", sep=";")
         for c in ADULT:
             db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
         _measure(db, "adult", ADULT, "Adult", engine, rows)

@@ -98,9 +98,10 @@ class CountingConnection:
 def load_adult(path: Path) -> None:
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
 
     db = Database.open(str(path))
-    db.import_file("adult", ADULT_DIR / "adult.csv", sep=";")
+    import_file(db, "adult", ADULT_DIR / "adult.csv", sep=";")
     for c in ADULT_QIS:
         db.hierarchies.save(read_arx_csv(c, ADULT_DIR / f"adult_hierarchy_{c}.csv"))
     db.close()

@@ -36,6 +36,7 @@ def main() -> None:
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
@@ -47,7 +48,7 @@ def main() -> None:
     if not folder.is_dir():
         raise SystemExit(f"Adult not found at {folder}")
     db = Database.open(":memory:")
-    db.import_file("adult", folder / "adult.csv", sep=";")
+    import_file(db, "adult", folder / "adult.csv", sep=";")
     for c in QIS:
         db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
     cols = ", ".join(db.backend.quote(c) for c in QIS)

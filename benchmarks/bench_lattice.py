@@ -80,6 +80,7 @@ def adult(repeat: int) -> None:
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
@@ -91,7 +92,7 @@ def adult(repeat: int) -> None:
         print(f"Adult skipped: {folder} not found")
         return
     db = Database.open(":memory:")
-    db.import_file("adult", folder / "adult.csv", sep=";")
+    import_file(db, "adult", folder / "adult.csv", sep=";")
     for c in ADULT:
         db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
     cols = ", ".join(db.backend.quote(c) for c in ADULT)
@@ -147,6 +148,7 @@ def monotonicity(repeat: int) -> None:
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
     from anonsql.metrics.quality import quality_model
     from anonsql.models import DistinctLDiversity, HierarchicalEMD, KAnonymity
     from anonsql.models.requirements import Requirements
@@ -156,7 +158,7 @@ def monotonicity(repeat: int) -> None:
         print(f"Part 3 skipped: {folder} not found")
         return
     db = Database.open(":memory:")
-    db.import_file("adult", folder / "adult.csv", sep=";")
+    import_file(db, "adult", folder / "adult.csv", sep=";")
     for c in ADULT:
         db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
     qis = [q for q in ADULT if q != "occupation"]

@@ -61,6 +61,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_lattice import ADULT, SCALE_QIS, generate  # noqa: E402
 
 from anonsql.backend.sql_templates import column, table  # noqa: E402
+from anonsql.io import import_file  # noqa: E402
 
 TARGET = 3.0
 K = 5
@@ -242,7 +243,7 @@ def adult(engines: list[str], work: Path, pg, repeat: int) -> list[Row]:
     out = []
     for engine in engines:
         db = open_db(engine, work, pg)
-        db.import_file("adult", folder / "adult.csv", sep=";")
+        import_file(db, "adult", folder / "adult.csv", sep=";")
         for c in ADULT:
             db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
         views = specs("adult", db.backend.columns("adult"), qis, qis, "occupation")

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from anonsql.io import import_file
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 SHARED_DATA = SHARED / "data"
@@ -43,7 +45,7 @@ def load_adult(db) -> None:
     from anonsql.hierarchy.loaders import read_arx_csv
 
     folder = shared_data() / "adult"
-    db.import_file("adult", folder / "adult.csv", sep=";")
+    import_file(db, "adult", folder / "adult.csv", sep=";")
     for c in ADULT_QIS:
         db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
 

@@ -14,8 +14,8 @@ from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
 from anonsql.errors import InputError
+from anonsql.evaluation.report import build_report, render_html
 from anonsql.hierarchy.hierarchy import Hierarchy
-from anonsql.output.report import build_report, render_html
 from tests import brute
 from tests.test_anonymize import _snapshot
 

@@ -460,7 +460,7 @@ def test_one_loss_per_run(demo):
     level, so its Loss is the run's score; `--levels` suppresses nothing and says so."""
     from anonsql.database import Database
     from anonsql.demo.setup import DEMO_QIS
-    from anonsql.evaluate import loss_of_tables
+    from anonsql.evaluation.checks import loss_of_tables
 
     run = json.loads(demo("runs", "--json").output)["items"][-1]
     qi = ",".join(DEMO_QIS)

@@ -244,7 +244,7 @@ def test_greedy_through_sql_and_cli(tmp_path):
 
 
 def test_report_of_a_greedy_run():
-    from anonsql.output.report import build_report, render_html
+    from anonsql.evaluation.report import build_report, render_html
     from anonsql.run import anonymize
     from anonsql.spec import Spec
 

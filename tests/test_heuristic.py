@@ -302,7 +302,7 @@ def test_lattice_beyond_64_bits_is_published(db):
     (catalogs keep their schema); a small lattice still fills the column."""
     import json
 
-    from anonsql.output.report import build_report
+    from anonsql.evaluation.report import build_report
 
     df, hs = wide_table(40, 150, seed=5)
     db.backend.write_frame("w40", df.drop(columns=["s"]))

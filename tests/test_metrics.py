@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
 from anonsql.database import Database
-from anonsql.evaluate import evaluate_levels, loss_of_tables
+from anonsql.evaluation.checks import evaluate_levels, loss_of_tables
 from anonsql.metrics.quality import quality_model
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric, costs_matrix, w1, w2

@@ -32,7 +32,7 @@ from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.evaluate import check_table
+from anonsql.evaluation.checks import check_table
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.metrics.quality import QUALITY, Loss, quality_model
 from anonsql.metrics.unified import METRICS as UNIFIED_METRICS

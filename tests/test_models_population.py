@@ -748,7 +748,7 @@ def test_report_shows_the_estimators(adult_db, tmp_path):
             "--suppression", "0.05", "--out", "pu", *db_flag]  # fmt: skip
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.output
-    from anonsql.output.report import build_report
+    from anonsql.evaluation.report import build_report
 
     db = Database.open(adult_db)
     rep = build_report(db, 1)

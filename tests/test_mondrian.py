@@ -172,7 +172,7 @@ def test_mondrian_matches_brute_force(case, k, l_value):
                 boxes[j],
             )
     # check on the released table agrees with the brute force
-    from anonsql.evaluate import check_table
+    from anonsql.evaluation.checks import check_table
     from anonsql.models import DistinctLDiversity, KAnonymity
 
     ev = check_table(db, "o", qis, [KAnonymity(k), DistinctLDiversity(l_value)], "s")

@@ -640,7 +640,7 @@ def test_proportional_representation_hides_a_single_suppressed_record(env):
     view = env.frame("v").set_index("id")
     assert (view.loc[24, QIS] == "*").all()
 
-    from anonsql.output.representation import column_names
+    from anonsql.evaluation.representation import column_names
 
     sql = "SELECT parameters FROM anonsql_runs WHERE run_id = ?"
     params = json.loads(env.db.backend.fetchall(sql, [run_id])[0][0])

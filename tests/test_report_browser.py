@@ -16,7 +16,7 @@ import pytest
 
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
-from anonsql.output.report import build_report, write_report
+from anonsql.evaluation.report import build_report, write_report
 from anonsql.run import anonymize
 from anonsql.spec import Spec
 

@@ -212,7 +212,7 @@ def test_equal_labels_of_two_passes_are_one_class():
     assert r.measures["aecs_released"] == 7
     assert db.backend.fetch_df("SELECT DISTINCT a FROM out")["a"].tolist() == ["p"]
     # check groups the released table by its labels: one class of 7, as the run counted
-    from anonsql.evaluate import check_table
+    from anonsql.evaluation.checks import check_table
     from anonsql.models import KAnonymity
 
     ev = check_table(db, "out", ["a"], [KAnonymity(3)])
@@ -240,7 +240,7 @@ def test_provenance_and_aecs_both_ways():
     assert m["aecs_arx"] == m["aecs"] == pytest.approx(7 / 2)
     assert m["aecs_released"] == pytest.approx(3.0)
     runs = db.provenance.runs() if hasattr(db, "provenance") else None
-    from anonsql.output.report import build_report
+    from anonsql.evaluation.report import build_report
 
     report = build_report(db, r.run_id or 0)
     assert report["passes"][0]["class_sizes"] == [[3, 1]]
@@ -712,7 +712,7 @@ def test_score_matches_the_released_table_read_back(db, metric):
     """The run's score is what ``metrics`` computes from the published table itself (labels
     read back from the output, an independent path through SQL)."""
     from anonsql.demo.setup import setup_demo
-    from anonsql.evaluate import loss_of_tables
+    from anonsql.evaluation.checks import loss_of_tables
     from tests.helpers.roles import CENSUS, others
 
     setup_demo(db, rows=3000)

@@ -186,7 +186,7 @@ def test_a_unit_with_two_tuples_is_refused_naming_it():
 
 
 def test_check_counts_units():
-    from anonsql.evaluate import check_table
+    from anonsql.evaluation.checks import check_table
     from anonsql.models import KAnonymity
 
     db = _zip_case()

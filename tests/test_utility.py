@@ -16,7 +16,7 @@ pytest.importorskip("sklearn", reason="scikit-learn (anonsql[eval]) is not insta
 
 
 def test_evaluate_scores_every_representation(tmp_path):
-    from anonsql.utility import evaluate_run
+    from anonsql.evaluation.mlp import evaluate_run
 
     path = tmp_path / "w.duckdb"
     db = Database.open(path)

@@ -30,7 +30,9 @@ def import_cmd(table: str, file: str, sep: str, replace: bool, db_path: str) -> 
     Example:
       anonsql import adult ../shared/data/adult/adult.csv --sep ';'
     """
-    n = open_db(db_path).import_file(table, file, sep=sep, replace=replace)
+    from anonsql.io import import_file
+
+    n = import_file(open_db(db_path), table, file, sep=sep, replace=replace)
     click.echo(f"imported {n} rows into {table!r}")
 
 
@@ -133,7 +135,7 @@ def export_cmd(relation: str, file: str, sep: str, db_path: str) -> None:
     Example (on the demo database):
       anonsql export census_anonymized census_anonymized.csv
     """
-    from anonsql.export_file import export_file
+    from anonsql.io import export_file
 
     n = export_file(open_db(db_path, create=False), relation, file, sep=sep)
     click.echo(f"exported {n} rows of {relation!r} to {file}")
@@ -247,10 +249,9 @@ def anonymize_file(
         role_values,
     )
     from anonsql.cli.hierarchy import hierarchy_files
-    from anonsql.database import file_columns
     from anonsql.errors import InputError
-    from anonsql.export_file import check_output_suffix, export_file
     from anonsql.hierarchy.loaders import load_file
+    from anonsql.io import check_output_suffix, export_file, file_columns, import_file
     from anonsql.run import anonymize as run
 
     roles = role_values(**{k: goal.pop(k) for k in ROLE_PARAMS})
@@ -292,7 +293,7 @@ def anonymize_file(
     db = open_db(":memory:")
     try:
         name = _table_name(file)
-        db.import_file(name, file, sep=sep)
+        import_file(db, name, file, sep=sep)
         for h in loaded:
             db.hierarchies.save(h)
         with _progress(as_json, progress_label(spec.algorithm)) as progress:

@@ -65,7 +65,7 @@ def check(
       anonsql check census --qi age,sex,zip --levels age=2,sex=0,zip=2 --k 5 --json
     """
     from anonsql.errors import InputError
-    from anonsql.evaluate import check_table, evaluate_levels
+    from anonsql.evaluation.checks import check_table, evaluate_levels
     from anonsql.models.goal import build_models
 
     # --population, --population-size and --sampling-fraction also serve the report alone
@@ -140,7 +140,7 @@ def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path
       anonsql metrics census --qi age,sex,zip --levels age=2,sex=0,zip=3
     """
     from anonsql.errors import InputError
-    from anonsql.evaluate import evaluate_levels, loss_of_tables
+    from anonsql.evaluation.checks import evaluate_levels, loss_of_tables
     from anonsql.models import KAnonymity
 
     qis = split_list(qi)
@@ -221,7 +221,7 @@ def represent(
     Example:
       anonsql represent 1 --kind proportional
     """
-    from anonsql.output.representation import materialize_representation
+    from anonsql.evaluation.representation import materialize_representation
 
     made = materialize_representation(
         open_db(db_path, create=False), run_id, kind, name, materialize, replace=replace
@@ -308,7 +308,7 @@ def evaluate(
     """
     from dataclasses import asdict
 
-    from anonsql.utility import evaluate_run
+    from anonsql.evaluation.mlp import evaluate_run
 
     if task is not None:
         if train_run is not None or protocol != "paper":
@@ -412,7 +412,7 @@ def report(
       anonsql runs --last 1
       anonsql report 1 --out reports
     """
-    from anonsql.output.report import build_report, write_report
+    from anonsql.evaluation.report import build_report, write_report
 
     db = open_db(db_path, create=False)
     # two steps: the figures (queries over the output) and the two files

@@ -53,8 +53,8 @@ def evaluate_groups(db, run_id: int, label: str | None = None, seed: int = 0) ->
     ``label`` (a column of the output, not a QI) adds separability and combined utility;
     ``seed`` draws the samples and the cross-validation folds."""
     from anonsql.evaluation.group_measures import utility_measures
+    from anonsql.evaluation.representation import _run
     from anonsql.evaluation.task import task_frames
-    from anonsql.output.representation import _run
 
     try:
         import sklearn  # noqa: F401  (Silhouette and the decision tree)

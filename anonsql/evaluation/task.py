@@ -24,7 +24,7 @@ lattice run's level, Mondrian's lowest common ancestor) for the leaves below it 
 the midpoint of their smallest and largest), a suppressed row (``*``) for the whole domain,
 any other label (a microaggregation prototype) for itself. A QI is numeric when its source
 column is (as Mondrian reads it). Rows are put in a fixed order, by a digest of their
-original contents (:func:`anonsql.utility.row_keys`), so a rerun gives the same figures
+original contents (:func:`anonsql.evaluation.mlp.row_keys`), so a rerun gives the same figures
 whatever order the engine returns them in; seed r draws the split, the network's
 initialization and k-means' for run r.
 """
@@ -268,9 +268,9 @@ def task_frames(
     from sqlglot import exp
 
     from anonsql.backend.sql_templates import column, table
-    from anonsql.output.representation import _run
+    from anonsql.evaluation.mlp import row_keys
+    from anonsql.evaluation.representation import _run
     from anonsql.output.writer import run_query
-    from anonsql.utility import row_keys
 
     if task not in TASKS:
         raise InputError(f"unknown task {task!r}; use one of {', '.join(TASKS)}")

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from anonsql.errors import InputError
-from anonsql.output.representation import REPRESENTATIONS, column_names, representation_query
+from anonsql.evaluation.representation import REPRESENTATIONS, column_names, representation_query
 
 PROTOCOLS = ("paper", "per-encoding")
 #: share of the rows that train (seed 000 IV-C: two thirds)
@@ -154,7 +154,7 @@ def encode_run(
 ) -> EncodedRun:
     """Read ``run_id``'s rows in each encoding of ``kinds`` and the original rows encoded
     like each of ``originals``, all in key order."""
-    from anonsql.output.representation import rows_query
+    from anonsql.evaluation.representation import rows_query
 
     _, qis, columns, hs, _ = rows_query(db, run_id)
     if target in qis:
