@@ -5,7 +5,7 @@ classes, the solution space and the provenance row are written in one transactio
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -203,4 +203,17 @@ def _run(db, source, spec, algo, roles, tokens, built, progress, timings, t0) ->
     )
 
 
-__all__ = ["Result", "anonymize", "unprotected_sensitive", "validate_columns"]
+def refresh(db, output: str, progress=None, missing: str | None = None):
+    """Re-run ``output``'s stored spec on the current source and hierarchies, replacing the
+    output in one transaction; returns the new run's :class:`~anonsql.run.Result`."""
+    from anonsql.output.status import find_output
+    from anonsql.output.writer import spec_of_run
+
+    run = find_output(db, output)
+    spec = replace(spec_of_run(run), output=run["output"], replace=False)
+    if missing is not None:
+        spec = replace(spec, missing=missing)
+    return anonymize(db, run["source"], spec, progress)
+
+
+__all__ = ["Result", "anonymize", "refresh", "unprotected_sensitive", "validate_columns"]

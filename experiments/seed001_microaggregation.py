@@ -4,7 +4,7 @@ Davies-Bouldin (Tables 2-3), separability (Table 4), combined utility and Score 
 printed beside the paper's figures.
 
 Each method takes the steps of an ``anonymize`` run (tuples read from DuckDB, grouping, wLVQ2
-for "++", the run's measures, :mod:`anonsql.evaluation.group_measures`); the measures are
+for "++", the run's measures, :mod:`anonsql.algorithms.microaggregation.measures`); the measures are
 computed on the microaggregated records as the paper does, i.e. before the output guard
 suppresses the classes below k (k-TCA's small units, KDE's small joint classes); the share
 the guard would suppress is printed too. The paper gives no k: k = 5 here (``--k``).
@@ -142,7 +142,7 @@ def load(name: str) -> tuple[pd.DataFrame, list[str], str]:
 
 
 def original_separability(df: pd.DataFrame, qis: list[str], label: str) -> float:
-    from anonsql.evaluation.group_measures import separability
+    from anonsql.algorithms.microaggregation.measures import separability
 
     return separability(df[qis].to_numpy(float), df[label].to_numpy())
 
@@ -210,7 +210,7 @@ def _fmt(v) -> str:
 
 
 def report(results: dict, k: int, log: Log) -> None:
-    from anonsql.evaluation.group_measures import score
+    from anonsql.algorithms.microaggregation.measures import score
 
     sets = [s for s in SETS if s in results]
     head = "".join(f"{NAMES[s][:11]:>24}" for s in sets)

@@ -15,15 +15,15 @@ from hypothesis import strategies as st
 from anonsql.algorithms.microaggregation.grouping import Grouping, group_means, move_small_groups
 from anonsql.algorithms.microaggregation.kde import attribute_groups, attribute_kde, extrema
 from anonsql.algorithms.microaggregation.mdav import blocked_mdav, mdav, median_blocks
-from anonsql.algorithms.microaggregation.wlvq2 import Codebook, in_window, step, supervise
-from anonsql.data.tuples import WeightedTuples
-from anonsql.errors import InputError
-from anonsql.evaluation.group_measures import (
+from anonsql.algorithms.microaggregation.measures import (
     davies_bouldin,
     score,
     separability,
     structural_utility,
 )
+from anonsql.algorithms.microaggregation.wlvq2 import Codebook, in_window, step, supervise
+from anonsql.data.tuples import WeightedTuples
+from anonsql.errors import InputError
 
 pytest.importorskip("sklearn")
 

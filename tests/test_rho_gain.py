@@ -428,7 +428,8 @@ def test_delta_disclosure_is_not_closed_under_a_union():
 
 
 def test_status_and_refresh_rebuild_the_passes():
-    from anonsql.output.status import output_status, refresh
+    from anonsql.output.status import output_status
+    from anonsql.run import refresh
 
     db = _merging_case()
     base = dict(qis=["a"], sensitive="s", k=3, suppression=0.6, **_roles(db, ["a"], "s"))

@@ -398,7 +398,7 @@ def refresh(output: str, missing: str | None, as_json: bool, db_path: str) -> No
     Example:
       anonsql refresh census_anonymized --missing suppress
     """
-    from anonsql.output.status import refresh as run_refresh
+    from anonsql.run import refresh as run_refresh
 
     db = open_db(db_path, create=False)
     with _progress(as_json) as progress:

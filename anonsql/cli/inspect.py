@@ -109,7 +109,7 @@ def check(
         ev = check_table(
             db, table, spec.qis, models, sa, goal["sa_hierarchy"], **estimate, unit=unit
         )
-    from anonsql.masking.roles import table_roles
+    from anonsql.output.status import table_roles
 
     _print_evaluation(ev, as_json, table_roles(db, table, spec.qis, spec.sensitive))
     if not all(m.holds for m in ev.models) or (levels and not ev.anonymous):

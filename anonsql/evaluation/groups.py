@@ -10,11 +10,11 @@ have suppressed more), and for outputs of any algorithm whose quasi-identifiers 
   microaggregation prototype as it is, an interval or hierarchy node by its midpoint, as
   seed 003's evaluation reads them: :func:`anonsql.evaluation.task.task_frames`);
 * the groups are the classes of equal released QI tuples;
-* the measures are :func:`anonsql.evaluation.group_measures.utility_measures`: Silhouette and
-  Davies-Bouldin of the groups over the original values in z-scores, structural utility
-  (1 - mean normalized W1 per attribute), and, with a label, separability (decision tree,
-  10-fold stratified cross-validation on the released values) and the combined utility
-  ½ separability + ½ structural.
+* the measures are :func:`anonsql.algorithms.microaggregation.measures.utility_measures`:
+  Silhouette and Davies-Bouldin of the groups over the original values in z-scores,
+  structural utility (1 - mean normalized W1 per attribute), and, with a label, separability
+  (decision tree, 10-fold stratified cross-validation on the released values) and the
+  combined utility ½ separability + ½ structural.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def evaluate_groups(db, run_id: int, label: str | None = None, seed: int = 0) ->
     """Seed 001's utility measures of ``run_id``'s output (see the module's docstring);
     ``label`` (a column of the output, not a QI) adds separability and combined utility;
     ``seed`` draws the samples and the cross-validation folds."""
-    from anonsql.evaluation.group_measures import utility_measures
+    from anonsql.algorithms.microaggregation.measures import utility_measures
     from anonsql.evaluation.representation import _run
     from anonsql.evaluation.task import task_frames
 

@@ -211,26 +211,6 @@ def run_roles(params: dict[str, Any], columns: list[str] | None = None) -> dict[
     return out
 
 
-def table_roles(
-    db, table_name: str, qis: list[str], sensitive: str | list[str] | None
-) -> dict[str, str]:
-    """Column -> role for ``anonsql check``: the run's roles when anonsql wrote the table,
-    else the QIs and sensitive attribute given, the other columns undeclared."""
-    from anonsql.output.status import find_output
-
-    try:
-        run = find_output(db, table_name)
-    except InputError:
-        run = None
-    if run is not None:
-        return run_roles(run["parameters"], db.backend.columns(table_name))
-    out = {}
-    for c in db.backend.columns(table_name):
-        sas = [sensitive] if isinstance(sensitive, str) else sensitive or []
-        out[c] = QI if c in qis else SENSITIVE if c in sas else "not declared (not checked)"
-    return out
-
-
 __all__ = [
     "KEPT",
     "LABEL",
@@ -241,5 +221,4 @@ __all__ = [
     "declared_masks",
     "resolve_roles",
     "run_roles",
-    "table_roles",
 ]

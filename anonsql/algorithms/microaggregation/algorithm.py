@@ -235,7 +235,7 @@ def release_measures(
     out["sse_per_qi"] = [float(a / b) if b > 0 else 0.0 for a, b in zip(sse_j, sst_j, strict=True)]
     idx, y = data.expand()
     try:
-        from anonsql.evaluation.group_measures import utility_measures
+        from anonsql.algorithms.microaggregation.measures import utility_measures
 
         util = utility_measures(
             data.values[idx],

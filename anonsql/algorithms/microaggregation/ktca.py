@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from anonsql.algorithms.microaggregation.grouping import move_small_groups, renumber
-from anonsql.evaluation.group_measures import davies_bouldin
+from anonsql.algorithms.microaggregation.measures import davies_bouldin
 
 COLLABORATION_BETA = 1.0
 COLLABORATION_SIGMA = 1.0
