@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from anonsql.errors import InputError
 from anonsql.hierarchy.definitions import check_definition
-from anonsql.spec import Spec, normalize_sensitive
+from anonsql.spec import Spec, Spell, normalize_sensitive
 
 # option -> (Spec field, kind); kinds: str, int, number, bool, list (of names), mapping,
 # size (bytes or e.g. "1GiB"), masks (column -> masking method, or "col=method,...")
@@ -134,27 +134,24 @@ class RunOptions:
     hierarchies: dict[str, Any] = field(default_factory=dict)  # qi -> definition
 
 
-#: the algorithms that protect several sensitive attributes (the lattice searches)
-MULTI_SA_ALGORITHMS = ("flash", "exhaustive", "heuristic")
-
-
-def check_sensitive_options(spec: Spec, prefix: str = "", spell=repr) -> None:
-    """Several sensitive attributes: the lattice searches with global recoding only, and no
+def check_sensitive_options(spec: Spec, prefix: str = "", spell: Spell = repr) -> None:
+    """Several sensitive attributes: the algorithms that protect several (the lattice
+    searches, :attr:`~anonsql.algorithms.base.Algorithm.several_sensitive`), and no
     hierarchical EMD (it reads one attribute's hierarchy)."""
-    if not isinstance(getattr(spec, "sensitive", None), list):
+    if not isinstance(spec.sensitive, list):
         return
-    algorithm = getattr(spec, "algorithm", None) or "flash"
-    if algorithm not in MULTI_SA_ALGORITHMS or getattr(spec, "recoding_mode", "global") != "global":
+    from anonsql.algorithms import registry
+
+    several = [n for n, cls in registry().items() if cls.several_sensitive]
+    algorithm = spec.algorithm or "flash"
+    if algorithm not in several or spec.recoding_mode != "global":
         raise InputError(
             f"{prefix}several sensitive attributes: algorithm {algorithm!r}"
-            + (" with local recoding" if algorithm in MULTI_SA_ALGORITHMS else "")
+            + (" with local recoding" if algorithm in several else "")
             + f" protects one; the algorithms that protect several are "
-            f"{', '.join(MULTI_SA_ALGORITHMS)} with global recoding"
+            f"{', '.join(several)} with global recoding"
         )
-    if (
-        getattr(spec, "t", None) is not None
-        and getattr(spec, "t_variant", "") == "hierarchical-emd"
-    ):
+    if spec.t is not None and spec.t_variant == "hierarchical-emd":
         raise InputError(
             f"{prefix}hierarchical-EMD t-closeness reads the hierarchy of one sensitive "
             f"attribute ({spell('sensitive_hierarchy')}); with several, use another "
@@ -255,7 +252,7 @@ def check_goal(
     spec: Spec,
     where: str,
     given: Collection[str] | None = None,
-    spell: Callable[[str], str] = repr,
+    spell: Spell = repr,
 ) -> None:
     """Reject thresholds that are NaN or infinite, and the options of a privacy model that
     was not asked for (``l_variant`` or ``c`` without ``l``, ``t_variant`` or
@@ -291,44 +288,23 @@ def check_goal(
             f"{prefix}{spell('l_estimator')} is an option of entropy l-diversity; "
             f"give {spell('l_variant')} entropy-l or leave {spell('l_estimator')} out"
         )
-    gs = getattr(spec, "gs_factor", 0.5)
+    gs = spec.gs_factor
     if isinstance(gs, numbers.Real) and not 0 <= gs <= 1:
         raise InputError(f"{prefix}{spell('gs_factor')} must be a number in [0, 1], not {gs!r}")
-    # the heuristic search's limits mean nothing to the exact searches or the greedy one
-    limits = [o for o in ("time_limit", "steps") if o in given]
-    if limits and spec.algorithm != "heuristic":
-        names = " and ".join(spell(o) for o in limits)
-        raise InputError(
-            f"{prefix}{names} limit{'' if len(limits) > 1 else 's'} the heuristic search; "
-            f"the {spec.algorithm!r} algorithm has no limit: use algorithm 'heuristic' or "
-            f"leave {names} out"
-        )
-    tl = getattr(spec, "time_limit", None)
-    if tl is not None and not (isinstance(tl, numbers.Real) and math.isfinite(tl) and tl > 0):
-        raise InputError(f"{prefix}{spell('time_limit')} must be a positive number of seconds")
-    steps = getattr(spec, "steps", None)
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
-        raise InputError(f"{prefix}{spell('steps')} must be at least 1 (node checks)")
-    from anonsql.algorithms.lattice.passes import check_pass_options
+    # every algorithm checks its own options, whichever algorithm the spec names (the
+    # heuristic search's limits, rho-Gain's passes, local recoding's factors, Mondrian's
+    # and TA_DA's options, MDAV's blocks)
+    from anonsql.algorithms import registry
 
-    check_pass_options(spec, prefix, given, spell)
-    from anonsql.algorithms.mondrian.algorithm import check_partition_options
-
+    algorithms = registry()
+    chosen = algorithms.get(spec.algorithm)
+    for cls in algorithms.values():
+        cls.check(spec, prefix, given, spell, chosen)
     if combined:  # how options combine; an option checked alone is not judged so
-        check_partition_options(spec, prefix)
         from anonsql.data.units import check_unit_options
 
         check_unit_options(spec, prefix, spell)
         check_sensitive_options(spec, prefix, spell)
-    block = getattr(spec, "mdav_block", None)  # seed 001's MDAV: blocks of distinct tuples
-    if block is not None:
-        if isinstance(block, bool) or not isinstance(block, int) or block < 2:
-            raise InputError(f"{prefix}{spell('mdav_block')} must be a whole number >= 2k")
-        if combined and spec.algorithm != "mdav":
-            raise InputError(
-                f"{prefix}{spell('mdav_block')} is an option of algorithm 'mdav', not of "
-                f"{spec.algorithm!r}"
-            )
     if "gs_factor" in given and spec.metric not in (None, "loss"):
         raise InputError(
             f"{prefix}{spell('gs_factor')} weighs the Loss metric's generalization against "

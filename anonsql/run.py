@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from sqlglot import exp
@@ -18,6 +18,11 @@ from anonsql.errors import InputError
 from anonsql.masking.roles import declared_roles
 from anonsql.output.naming import check_may_replace, check_output_name
 from anonsql.spec import Spec, normalize_sensitive, sensitive_columns
+
+if TYPE_CHECKING:
+    from anonsql.algorithms.base import Algorithm
+    from anonsql.masking.roles import Roles
+    from anonsql.masking.tokens import Tokens
 
 
 def validate_columns(db: Database, source: str, spec: Spec) -> list[str]:
@@ -57,15 +62,13 @@ def validate_columns(db: Database, source: str, spec: Spec) -> list[str]:
     return cols
 
 
-def unprotected_sensitive(spec: Spec, models: list) -> str | None:
+def unprotected_sensitive(spec: Spec, models: list, algo: Algorithm) -> str | None:
     """A warning when ``--sa`` names a column that no model reads: it is then released as it
-    is, which ``keep`` says plainly (GAA's strategies S2-S7 read it to choose merges, and
-    TA_DA's clustering leaves it out of the features: there it has a use)."""
+    is, which ``keep`` says plainly (unless the algorithm reads it itself: GAA's strategies
+    S2-S7 choose merges by it, TA_DA's clustering leaves it out of the features)."""
     if spec.sensitive is None or any(getattr(m, "needs_sensitive", False) for m in models):
         return None
-    if spec.algorithm == "greedy" and spec.strategy not in ("s1",):
-        return None
-    if spec.algorithm == "tada" and spec.cluster:
+    if algo.reads_sensitive(spec):
         return None
     what = (
         f"{spec.sensitive!r} is the sensitive attribute"
@@ -96,10 +99,14 @@ class Result:
     guarantee: str
     timings: dict[str, float]
     solutions: list[dict] = field(default_factory=list)
+    #: the registered algorithm that ran (``local-recoding`` for a lattice search with
+    #: recoding="local"): what the command line asks to sum the run up
+    registered: str | None = None
 
     def summary(self) -> dict[str, Any]:
         out = asdict(self)
         out.pop("solutions")
+        out.pop("registered")
         out["solutions"] = len(self.solutions)
         return out
 
@@ -112,7 +119,7 @@ class Result:
 def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None = None) -> Result:
     """Run ``spec.algorithm`` on ``source`` and, when ``spec.output`` is set, publish its
     recoding through the one output writer (a self-guarding view or a table snapshot)."""
-    from anonsql.algorithms import algorithm
+    from anonsql.algorithms import algorithm_for
     from anonsql.masking.roles import resolve_roles
     from anonsql.masking.tokens import prepare_tokens
     from anonsql.options import check_goal
@@ -128,11 +135,7 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
     if spec.output is not None:
         check_output_name(spec.output, source, db.backend)
         check_may_replace(db, spec.output, spec.replace)
-    algo = algorithm(spec.algorithm)
-    if spec.recoding_mode == "local":
-        from anonsql.algorithms.lattice.passes import LocalRecoding
-
-        algo = LocalRecoding(spec.algorithm)
+    algo = algorithm_for(spec)
     built: dict[str, str] = {}
     new_names: list[str] = []
     if not algo.hierarchies_optional:
@@ -154,7 +157,18 @@ def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None =
         raise
 
 
-def _run(db, source, spec, algo, roles, tokens, built, progress, timings, t0) -> Result:
+def _run(
+    db: Database,
+    source: str,
+    spec: Spec,
+    algo: Algorithm,
+    roles: Roles,
+    tokens: Tokens | None,
+    built: dict[str, str],
+    progress: Progress | None,
+    timings: dict[str, float],
+    t0: float,
+) -> Result:
     from anonsql.algorithms.base import RunContext
     from anonsql.output.writer import publish
 
@@ -177,7 +191,7 @@ def _run(db, source, spec, algo, roles, tokens, built, progress, timings, t0) ->
         outcome = algo.run(ctx)
         if built:
             outcome.measures["hierarchies_built"] = built
-        unprotected = unprotected_sensitive(spec, outcome.models)
+        unprotected = unprotected_sensitive(spec, outcome.models, algo)
         if unprotected:
             outcome.measures.setdefault("warnings", []).append(unprotected)
         run_id = None
@@ -200,6 +214,7 @@ def _run(db, source, spec, algo, roles, tokens, built, progress, timings, t0) ->
         outcome.guarantee,
         timings,
         outcome.solutions,
+        algo.name,
     )
 
 

@@ -4,10 +4,14 @@ table (:mod:`anonsql.options`), the output writer and every algorithm can name t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from anonsql.errors import InputError
+
+#: how a surface spells an option's name in its errors (a CLI flag, a spec-file key)
+Spell = Callable[[str], str]
 
 
 @dataclass
@@ -134,4 +138,4 @@ def sensitive_columns(spec: Any) -> list[str]:
     return [s] if isinstance(s, str) else list(s)
 
 
-__all__ = ["Spec", "normalize_sensitive", "sensitive_columns"]
+__all__ = ["Spec", "Spell", "normalize_sensitive", "sensitive_columns"]

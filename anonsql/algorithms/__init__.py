@@ -1,41 +1,62 @@
 """Anonymization algorithms by user-facing name (``--algorithm``, ``"algorithm"`` in specs and
-SQL parameters). Each returns a recoding; :func:`anonsql.run.anonymize` hands it to
-the one output writer."""
+SQL parameters). Each returns a recoding; :func:`anonsql.run.anonymize` hands it to the one
+output writer.
+
+The registry is one line per family folder: a family's ``algorithm`` module lists its
+algorithms in ``ALGORITHMS``. Each algorithm declares its own options and their rules, the
+models its guard enforces and how a run of it is summed up (:class:`~.base.Algorithm`), so
+that nothing outside its folder names it."""
 
 from __future__ import annotations
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.errors import InputError
+from anonsql.spec import Spec
 
 
-def _registry() -> dict[str, type[Algorithm]]:
-    from anonsql.algorithms.greedy.algorithm import GreedyAlgorithm
-    from anonsql.algorithms.lattice.algorithm import Exhaustive, Flash, Heuristic
-    from anonsql.algorithms.lattice.passes import RhoGain
-    from anonsql.algorithms.microaggregation.algorithm import MICROAGGREGATION
-    from anonsql.algorithms.mondrian.algorithm import MondrianAlgorithm
-    from anonsql.algorithms.mondrian.tada import TadaAlgorithm
+def registry() -> dict[str, type[Algorithm]]:
+    """Every algorithm by name, in the order ``anonsql algorithms`` lists them. The families
+    are imported here, on first use, so that ``anonsql --help`` loads none of them."""
+    from anonsql.algorithms.greedy.algorithm import ALGORITHMS as GREEDY
+    from anonsql.algorithms.lattice.algorithm import ALGORITHMS as LATTICE
+    from anonsql.algorithms.lattice.passes import ALGORITHMS as PASSES
+    from anonsql.algorithms.microaggregation.algorithm import ALGORITHMS as MICROAGGREGATION
+    from anonsql.algorithms.mondrian.algorithm import ALGORITHMS as MONDRIAN
+    from anonsql.algorithms.mondrian.tada import ALGORITHMS as TADA
 
-    return {
-        cls.name: cls
-        for cls in (
-            *(Flash, Exhaustive, Heuristic, GreedyAlgorithm, RhoGain),
-            *(MondrianAlgorithm, TadaAlgorithm),
-            *MICROAGGREGATION,
-        )
-    }
+    families = (LATTICE, GREEDY, PASSES, MONDRIAN, TADA, MICROAGGREGATION)
+    return {cls.name: cls for family in families for cls in family}
 
 
-ALGORITHM_NAMES = ("flash", "exhaustive", "heuristic", "greedy", "rho-gain", "mondrian", "tada")
-ALGORITHM_NAMES += ("mdav", "ktca", "ctca", "kde")  # seed 001's microaggregation
+def selectable() -> list[str]:
+    """The names ``algorithm`` takes (local recoding is chosen by ``recoding``)."""
+    return [name for name, cls in registry().items() if cls.selectable]
 
 
 def algorithm(name: str) -> Algorithm:
-    registry = _registry()
+    """The registered algorithm ``name`` (local recoding's inner search is Flash)."""
     try:
-        return registry[name]()
+        return registry()[name]()
     except KeyError:
-        raise InputError(f"unknown algorithm {name!r}; use one of {', '.join(registry)}") from None
+        raise InputError(
+            f"unknown algorithm {name!r}; use one of {', '.join(selectable())}"
+        ) from None
 
 
-__all__ = ["ALGORITHM_NAMES", "Algorithm", "Outcome", "RunContext", "algorithm"]
+def algorithm_for(spec: Spec) -> Algorithm:
+    """The algorithm that runs ``spec``: the one that claims it (:meth:`Algorithm.claims`)."""
+    for cls in registry().values():
+        if cls.claims(spec):
+            return cls.for_spec(spec)
+    raise InputError(f"unknown algorithm {spec.algorithm!r}; use one of {', '.join(selectable())}")
+
+
+__all__ = [
+    "Algorithm",
+    "Outcome",
+    "RunContext",
+    "algorithm",
+    "algorithm_for",
+    "registry",
+    "selectable",
+]

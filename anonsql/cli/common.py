@@ -524,41 +524,13 @@ class _progress:
 
 
 def _print_result(r) -> None:
+    from anonsql.algorithms import algorithm
+
     for q, how in (r.measures.get("hierarchies_built") or {}).items():
         click.echo(f"hierarchy built for {q}: {how} (anonsql hierarchy export {q} FILE)")
-    if r.levels:
-        click.echo(
-            f"transformation ({r.algorithm}, {r.checked} of {r.lattice_size} nodes checked):"
-        )
-        for q, lv in r.levels.items():
-            click.echo(f"  {q}: level {lv}")
-    elif r.measures.get("passes"):
-        click.echo(f"passes over the outliers ({r.algorithm}, {r.checked} nodes checked):")
-        for p in r.measures["passes"]:
-            click.echo(
-                f"  pass {p['pass']}: {p['transformation'] or 'no transformation'}: released "
-                f"{p['released_rows']} rows in {p['classes']} classes, "
-                f"{p['suppressed_after']} suppressed after"
-                + (f", {r.metric} {p['score']:.6g} on its input" if p["score"] is not None else "")
-            )
-    elif r.metric == "sse":  # seed 001's microaggregation
-        m = r.measures
-        click.echo(
-            f"microaggregation ({r.algorithm}): {m['groups']} groups, smallest "
-            f"{m['smallest_group']} records"
-        )
-        util = ("silhouette", "davies_bouldin", "structural_utility", "separability")
-        util += ("combined_utility",)
-        click.echo(
-            "utility: " + ", ".join(f"{u} {m[u]:.4f}" for u in util if isinstance(m.get(u), float))
-        )
-    elif r.algorithm.startswith(("mondrian", "tada")):  # seed 003's partitionings
-        click.echo(
-            f"multidimensional partitioning ({r.algorithm}): {r.measures['groups']} groups, "
-            f"{r.measures['partitions']} Mondrian partitions"
-        )
-    else:
-        click.echo(f"multidimensional recoding ({r.algorithm}, {r.checked} class merges)")
+    # the algorithm's own lines (levels, passes, groups, partitions, merges)
+    for line in algorithm(r.registered or "flash").summary_lines(r):
+        click.echo(line)
     m = r.measures
     what = "rows"
     if m.get("unit"):  # README "Privacy units": the counts below are of units
@@ -626,13 +598,11 @@ def json_text(document: Any) -> str:
 
 def progress_label(algorithm: str | None) -> str:
     """What the progress bar counts for an algorithm (see _progress)."""
-    if algorithm == "greedy":
-        return "violating classes merged"
-    if algorithm in (None, "flash", "exhaustive"):
-        return "lattice nodes settled"
-    if algorithm == "heuristic":
-        return "heuristic search (of its time or step limit)"
-    return algorithm
+    from anonsql.algorithms import registry
+
+    name = algorithm or "flash"
+    registered = registry().get(name)
+    return (registered.progress if registered is not None else None) or name
 
 
 def run_qis(db, run_id: int | None) -> list[str] | None:

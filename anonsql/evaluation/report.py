@@ -715,12 +715,16 @@ def _sensitive_html(r: dict[str, Any]) -> str:
 
 def _search_text(r: dict[str, Any]) -> str:
     """What the search did: nodes of the lattice for a lattice run; a table recoding has
-    no lattice (greedy's count is of class merges)."""
+    no lattice (what its count is of, if anything, the algorithm says: GAA's class merges)."""
     if r.get("lattice_size"):
         return f"{r['algorithm']}: {r['nodes_checked']} of {r['lattice_size']} nodes checked"
+    from anonsql.algorithms import registry
+
     done = r.get("nodes_checked")
-    if str(r["algorithm"]).startswith("greedy") and done is not None:
-        return f"{r['algorithm']}: {done} class merges (a recoding per class, no lattice)"
+    registered = registry().get(str(r["parameters"].get("algorithm") or "flash"))
+    counted = registered.counted if registered is not None else None
+    if counted is not None and done is not None:
+        return f"{r['algorithm']}: {done} {counted} (a recoding per class, no lattice)"
     return f"{r['algorithm']} (a recoding per class, no lattice)"
 
 

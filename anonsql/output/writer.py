@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from sqlglot import exp
 
-from anonsql.algorithms.base import Outcome
 from anonsql.backend.sql_templates import table
 from anonsql.errors import InputError
 from anonsql.models.base import PrivacyModel
-from anonsql.models.goal import build_models
 from anonsql.models.requirements import population_table
 from anonsql.models.t_closeness import HierarchicalEMD
 from anonsql.output.guard import Guard, guarded_query
@@ -32,6 +30,7 @@ from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
 from anonsql.spec import Spec
 
 if TYPE_CHECKING:
+    from anonsql.algorithms.base import Outcome
     from anonsql.masking.roles import Roles
     from anonsql.masking.tokens import Tokens
 
@@ -213,7 +212,7 @@ def run_query(
     qis = list(spec.qis)
     keys = list(params["qi_keys"])
     sensitive_key = params.get("sensitive_key")
-    models = _models_of_run(spec, run, sensitive_key)
+    models = _models_of_run(spec, sensitive_key)
     guard = make_guard(db, spec, models, sensitive_key)
     recoding: Recoding
     if recoding_kind(params) == "table":
@@ -252,12 +251,11 @@ def run_query(
     return query, {"qis": qis, "columns": columns, "keys": keys, "hierarchies": hs}
 
 
-def _models_of_run(spec, run, sensitive_key) -> list[PrivacyModel]:
-    if run["algorithm"].startswith("greedy"):
-        from anonsql.algorithms.greedy.algorithm import greedy_model, guard_models
+def _models_of_run(spec: Spec, sensitive_key: str | None) -> list[PrivacyModel]:
+    """The models the run's algorithm has its guard enforce (GAA's are its own)."""
+    from anonsql.algorithms import algorithm_for
 
-        return guard_models(greedy_model(spec))
-    return build_models(spec, sensitive_key)
+    return algorithm_for(spec).guard_models(spec, sensitive_key)
 
 
 def suppressed_now(db, run: dict[str, Any]) -> tuple[int, int]:

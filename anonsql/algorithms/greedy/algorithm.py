@@ -5,6 +5,7 @@ per-QI lowest common ancestors of the merged classes)."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from anonsql.metrics.unified import METRICS, UnifiedMetric
 from anonsql.models import EntropyLDiversity, KAnonymity, L1Closeness, PrivacyModel
 from anonsql.models.base import NULL_SENSITIVE
 from anonsql.output.recoding import TableRecoding
+from anonsql.spec import Spec
 
 GUARANTEE = (
     "heuristic (seed 004's GAA): every class satisfies the model; the generalization cost "
@@ -25,7 +27,7 @@ GUARANTEE = (
 )
 
 
-def greedy_model(spec) -> GreedyModel:
+def greedy_model(spec: Spec) -> GreedyModel:
     if spec.k is None:
         raise InputError("GAA needs k (seed 004 anonymizes with k-anonymity, optionally with l/t)")
     if spec.suppression:
@@ -68,6 +70,19 @@ def guard_models(model: GreedyModel) -> list[PrivacyModel]:
 
 class GreedyAlgorithm(Algorithm):
     name = "greedy"
+    options = ("strategy",)
+    progress = "violating classes merged"
+    counted = "class merges"
+
+    def reads_sensitive(self, spec: Spec) -> bool:
+        # strategies S2-S7 read the sensitive attribute to choose merges (seed 004 Def. 17)
+        return spec.strategy not in ("s1",)
+
+    def guard_models(self, spec: Spec, sensitive_key: str | None) -> list[PrivacyModel]:
+        return guard_models(greedy_model(spec))
+
+    def summary_lines(self, result: Any) -> list[str]:
+        return [f"multidimensional recoding ({result.algorithm}, {result.checked} class merges)"]
 
     def run(self, ctx: RunContext) -> Outcome:
         spec = ctx.spec
@@ -153,4 +168,14 @@ def greedy_measures(hist: Histogram, result: GreedyResult, metric: str) -> dict:
     return out
 
 
-__all__ = ["GreedyAlgorithm", "greedy_measures", "greedy_model", "guard_models", "recoding_of"]
+#: the family's algorithms, for the registry (:func:`anonsql.algorithms.registry`)
+ALGORITHMS: tuple[type[Algorithm], ...] = (GreedyAlgorithm,)
+
+__all__ = [
+    "ALGORITHMS",
+    "GreedyAlgorithm",
+    "greedy_measures",
+    "greedy_model",
+    "guard_models",
+    "recoding_of",
+]

@@ -5,10 +5,13 @@ search finds where the lattice is too large to enumerate (``heuristic``); the se
 
 from __future__ import annotations
 
+import math
+import numbers
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
 
-from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.algorithms.base import Algorithm, Outcome, RunContext, given_options
 from anonsql.algorithms.lattice import search as make_search
 from anonsql.algorithms.lattice.base import Search, SearchResult
 from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
@@ -24,7 +27,7 @@ from anonsql.models import HierarchicalEMD
 from anonsql.models.goal import build_models
 from anonsql.models.requirements import Requirements, population_histogram
 from anonsql.output.recoding import LevelRecoding
-from anonsql.spec import sensitive_columns
+from anonsql.spec import Spec, Spell, sensitive_columns
 
 if TYPE_CHECKING:
     from anonsql.hierarchy.hierarchy import Hierarchy
@@ -58,7 +61,29 @@ def sensitive_hierarchy(ctx: RunContext, models: list) -> Hierarchy | None:
     return sens_h
 
 
+#: the options of every lattice search: the solution space, the monotone shortcut, the
+#: histogram's memory, and local recoding after the search (its own options are
+#: :class:`~anonsql.algorithms.lattice.passes.LocalRecoding`'s)
+LATTICE_OPTIONS = ("solutions", "assume_monotone", "memory_budget", "recoding")
+
+
 class _Lattice(Algorithm):
+    options = LATTICE_OPTIONS
+    several_sensitive = True
+    progress = "lattice nodes settled"
+
+    @classmethod
+    def claims(cls, spec: Spec) -> bool:
+        # with recoding="local" the lattice search is the first pass of local recoding
+        return spec.algorithm == cls.name and spec.recoding_mode != "local"
+
+    def summary_lines(self, result: Any) -> list[str]:
+        lines = [
+            f"transformation ({result.algorithm}, {result.checked} of {result.lattice_size} "
+            f"nodes checked):"
+        ]
+        return lines + [f"  {q}: level {lv}" for q, lv in result.levels.items()]
+
     def run(self, ctx: RunContext) -> Outcome:
         spec = ctx.spec
         metric = spec.metric or "loss"
@@ -221,6 +246,36 @@ class Heuristic(_Lattice):
     to enumerate (:mod:`anonsql.algorithms.lattice.heuristic`): anonymous, not proven optimal."""
 
     name = "heuristic"
+    options = (*LATTICE_OPTIONS, "time_limit", "steps")
+    progress = "heuristic search (of its time or step limit)"
+
+    @classmethod
+    def check(
+        cls,
+        spec: Spec,
+        prefix: str,
+        given: Collection[str] | None,
+        spell: Spell,
+        chosen: type[Algorithm] | None,
+    ) -> None:
+        """The search's limits: a positive number of seconds, at least one node check, and
+        only for this search (the exact searches and the greedy one have no limit)."""
+        limits = sorted(given_options(spec, given, ("time_limit", "steps")), reverse=True)
+        if limits and spec.algorithm != cls.name:
+            names = " and ".join(spell(o) for o in limits)
+            raise InputError(
+                f"{prefix}{names} limit{'' if len(limits) > 1 else 's'} the heuristic search; "
+                f"the {spec.algorithm!r} algorithm has no limit: use algorithm 'heuristic' or "
+                f"leave {names} out"
+            )
+        tl = spec.time_limit
+        if tl is not None and not (isinstance(tl, numbers.Real) and math.isfinite(tl) and tl > 0):
+            raise InputError(f"{prefix}{spell('time_limit')} must be a positive number of seconds")
+        steps = spec.steps
+        if steps is not None and (
+            isinstance(steps, bool) or not isinstance(steps, int) or steps < 1
+        ):
+            raise InputError(f"{prefix}{spell('steps')} must be at least 1 (node checks)")
 
     def _search(self, spec) -> Search:
         return HeuristicSearch(time_limit=spec.time_limit, steps=spec.steps)
@@ -236,4 +291,7 @@ class Heuristic(_Lattice):
         )
 
 
-__all__ = ["Exhaustive", "Flash", "Heuristic", "suppression_budget"]
+#: the family's algorithms, for the registry (:func:`anonsql.algorithms.registry`)
+ALGORITHMS: tuple[type[Algorithm], ...] = (Flash, Exhaustive, Heuristic)
+
+__all__ = ["ALGORITHMS", "Exhaustive", "Flash", "Heuristic", "suppression_budget"]

@@ -65,13 +65,14 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.algorithms.base import Algorithm, Outcome, RunContext, given_options
 from anonsql.algorithms.lattice import search as make_search
 from anonsql.algorithms.lattice.algorithm import sensitive_hierarchy, suppression_budget
 from anonsql.algorithms.lattice.base import Search
@@ -87,66 +88,13 @@ from anonsql.models.goal import build_models
 from anonsql.models.requirements import Requirements, population_histogram
 from anonsql.models.risk_thresholds import enforce_table_models
 from anonsql.output.recoding import TableRecoding
-from anonsql.spec import Spec
+from anonsql.spec import Spec, Spell
 
 #: the temporary table of the outliers' distinct QI tuples (raw values as VARCHAR)
 OUTLIERS = "__anonsql_outliers"
 #: the lattice algorithms local recoding runs on
 LATTICE = ("flash", "exhaustive", "heuristic")
 RECODINGS = ("global", "local")
-
-
-def check_pass_options(spec: Spec, prefix: str, given, spell) -> None:
-    """Reject rho without rho-Gain (or rho-Gain without rho), rho that is not a non-negative
-    integer, local recoding with an algorithm that is not a lattice search, and local
-    recoding's factors without it or out of [0, 1] (ARX's ranges)."""
-    rho = getattr(spec, "rho", None)
-    algorithm = getattr(spec, "algorithm", "flash")
-    if rho is not None and (isinstance(rho, bool) or not isinstance(rho, int) or rho < 0):
-        raise InputError(f"{prefix}{spell('rho')} must be a non-negative integer, not {rho!r}")
-    recoding = getattr(spec, "recoding_mode", "global")
-    if recoding not in RECODINGS:
-        raise InputError(f"{prefix}{spell('recoding')} is 'global' or 'local', not {recoding!r}")
-    for option in ("local_gs_factor", "adaption_factor"):
-        v = getattr(spec, option, 0.05)
-        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
-            raise InputError(f"{prefix}{spell(option)} must be a number in [0, 1], not {v!r}")
-    it = getattr(spec, "max_iterations", 100)
-    if isinstance(it, bool) or not isinstance(it, int) or it < 1:
-        raise InputError(f"{prefix}{spell('max_iterations')} must be an integer >= 1, not {it!r}")
-    if given is not None and not given:
-        return  # options checked one by one (SQL's short form): how they combine comes later
-    if rho is not None and algorithm != "rho-gain":
-        raise InputError(
-            f"{prefix}{spell('rho')} is the number of rho-Gain passes: use algorithm "
-            f"'rho-gain', not {algorithm!r}, or leave {spell('rho')} out"
-        )
-    if algorithm == "rho-gain" and rho is None:
-        raise InputError(
-            f"{prefix}algorithm 'rho-gain' needs {spell('rho')}, the number of passes over "
-            f"the outliers after the first (seed 002 uses 2)"
-        )
-    local = ("local_gs_factor", "max_iterations", "adaption_factor")
-    if recoding == "global":
-        named = [o for o in local if o in given]
-        if named:
-            raise InputError(
-                f"{prefix}{', '.join(spell(o) for o in named)}: options of local recoding; "
-                f"give {spell('recoding')} local or leave them out"
-            )
-        return
-    if algorithm not in LATTICE:
-        raise InputError(
-            f"{prefix}local recoding re-runs a lattice search ({', '.join(LATTICE)}) on the "
-            f"suppressed records, not algorithm {algorithm!r}"
-        )
-    metric = spec.metric or "loss"
-    named = [o for o in ("local_gs_factor", "adaption_factor") if o in given]
-    if named and metric != "loss":
-        raise InputError(
-            f"{prefix}{' and '.join(spell(o) for o in named)} weigh(s) the Loss metric; "
-            f"metric {metric!r} does not take a gs factor"
-        )
 
 
 @dataclass
@@ -240,6 +188,21 @@ class _Passes(Algorithm):
     when to stop."""
 
     inner = "flash"
+
+    def summary_lines(self, result: Any) -> list[str]:
+        lines = [f"passes over the outliers ({result.algorithm}, {result.checked} nodes checked):"]
+        for p in result.measures["passes"]:
+            lines.append(
+                f"  pass {p['pass']}: {p['transformation'] or 'no transformation'}: released "
+                f"{p['released_rows']} rows in {p['classes']} classes, "
+                f"{p['suppressed_after']} suppressed after"
+                + (
+                    f", {result.metric} {p['score']:.6g} on its input"
+                    if p["score"] is not None
+                    else ""
+                )
+            )
+        return lines
 
     def _search(self, spec) -> Search:
         if self.inner == "heuristic":
@@ -450,6 +413,34 @@ class RhoGain(_Passes):
     the outliers."""
 
     name = "rho-gain"
+    options = ("rho", "solutions", "assume_monotone")
+
+    @classmethod
+    def check(
+        cls,
+        spec: Spec,
+        prefix: str,
+        given: Collection[str] | None,
+        spell: Spell,
+        chosen: type[Algorithm] | None,
+    ) -> None:
+        """rho is a non-negative integer, the number of passes of rho-Gain only, which
+        needs it."""
+        rho = spec.rho
+        if rho is not None and (isinstance(rho, bool) or not isinstance(rho, int) or rho < 0):
+            raise InputError(f"{prefix}{spell('rho')} must be a non-negative integer, not {rho!r}")
+        if given is not None and not given:
+            return  # options checked one by one (SQL's short form): how they combine comes later
+        if rho is not None and spec.algorithm != cls.name:
+            raise InputError(
+                f"{prefix}{spell('rho')} is the number of rho-Gain passes: use algorithm "
+                f"'rho-gain', not {spec.algorithm!r}, or leave {spell('rho')} out"
+            )
+        if spec.algorithm == cls.name and rho is None:
+            raise InputError(
+                f"{prefix}algorithm 'rho-gain' needs {spell('rho')}, the number of passes over "
+                f"the outliers after the first (seed 002 uses 2)"
+            )
 
     def _next_gs(self, spec, number, released, gs):
         if number >= spec.rho or (number > 0 and not released):
@@ -472,6 +463,68 @@ class LocalRecoding(_Passes):
     """ARX's local recoding: the lattice algorithm ``inner``, then ``optimizeIterative``."""
 
     name = "local-recoding"
+    options = ("local_gs_factor", "max_iterations", "adaption_factor")
+    selectable = False
+
+    @classmethod
+    def claims(cls, spec: Spec) -> bool:
+        # chosen by recoding="local" beside a lattice algorithm, not by its own name
+        return spec.recoding_mode == "local" and spec.algorithm in LATTICE
+
+    @classmethod
+    def for_spec(cls, spec: Spec) -> Algorithm:
+        return cls(spec.algorithm)
+
+    @classmethod
+    def check(
+        cls,
+        spec: Spec,
+        prefix: str,
+        given: Collection[str] | None,
+        spell: Spell,
+        chosen: type[Algorithm] | None,
+    ) -> None:
+        """recoding is global or local; local recoding's factors in [0, 1] and its
+        iterations >= 1 (ARX's ranges), given only with it; local recoding only after a
+        lattice search, and its gs factors only for the Loss metric."""
+        recoding = spec.recoding_mode
+        if recoding not in RECODINGS:
+            raise InputError(
+                f"{prefix}{spell('recoding')} is 'global' or 'local', not {recoding!r}"
+            )
+        for option in ("local_gs_factor", "adaption_factor"):
+            v = getattr(spec, option)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
+                raise InputError(f"{prefix}{spell(option)} must be a number in [0, 1], not {v!r}")
+        it = spec.max_iterations
+        if isinstance(it, bool) or not isinstance(it, int) or it < 1:
+            raise InputError(
+                f"{prefix}{spell('max_iterations')} must be an integer >= 1, not {it!r}"
+            )
+        if given is not None and not given:
+            return  # options checked one by one (SQL's short form): how they combine comes later
+        local = ("local_gs_factor", "max_iterations", "adaption_factor")
+        given = given_options(spec, given, local)
+        if recoding == "global":
+            named = [o for o in local if o in given]
+            if named:
+                raise InputError(
+                    f"{prefix}{', '.join(spell(o) for o in named)}: options of local recoding; "
+                    f"give {spell('recoding')} local or leave them out"
+                )
+            return
+        if spec.algorithm not in LATTICE:
+            raise InputError(
+                f"{prefix}local recoding re-runs a lattice search ({', '.join(LATTICE)}) on the "
+                f"suppressed records, not algorithm {spec.algorithm!r}"
+            )
+        metric = spec.metric or "loss"
+        named = [o for o in ("local_gs_factor", "adaption_factor") if o in given]
+        if named and metric != "loss":
+            raise InputError(
+                f"{prefix}{' and '.join(spell(o) for o in named)} weigh(s) the Loss metric; "
+                f"metric {metric!r} does not take a gs factor"
+            )
 
     def __init__(self, inner: str = "flash") -> None:
         if inner not in LATTICE:
@@ -760,14 +813,17 @@ def _solution_row(s, qis, result) -> dict:
     return row(s, qis, result)
 
 
+#: the family's algorithms, for the registry (:func:`anonsql.algorithms.registry`)
+ALGORITHMS: tuple[type[Algorithm], ...] = (RhoGain, LocalRecoding)
+
 __all__ = [
+    "ALGORITHMS",
     "OUTLIERS",
     "LocalRecoding",
     "Pass",
     "RhoGain",
     "UnionClasses",
     "canonical_ids",
-    "check_pass_options",
     "minimal_class_size",
     "union_classes",
 ]

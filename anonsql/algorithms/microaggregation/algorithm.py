@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Collection
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,7 +30,7 @@ from anonsql.errors import InputError
 from anonsql.metrics.risk import risk_measures
 from anonsql.models import KAnonymity
 from anonsql.output.recoding import TableRecoding
-from anonsql.spec import Spec
+from anonsql.spec import Spec, Spell
 
 #: how released prototypes are written (the output's QI columns hold labels)
 LABEL_FORMAT = "{:.10g}"
@@ -72,12 +73,24 @@ class Microaggregation(Algorithm):
     """One of seed 001's methods; subclasses say how the tuples are grouped."""
 
     name: ClassVar[str]
+    #: wLVQ2's label (the "++" variants) and the seed of the maps and of wLVQ2
+    options: ClassVar[tuple[str, ...]] = ("label", "seed")
     hierarchies_optional: ClassVar[bool] = True
     #: does the method itself give every class >= k records?
     joint_k: ClassVar[bool] = True
 
     def group(self, data: WeightedTuples, z: np.ndarray, k: int, seed: int) -> Grouping:
         raise NotImplementedError
+
+    def summary_lines(self, result: Any) -> list[str]:
+        m = result.measures
+        util = ("silhouette", "davies_bouldin", "structural_utility", "separability")
+        util += ("combined_utility",)
+        return [
+            f"microaggregation ({result.algorithm}): {m['groups']} groups, smallest "
+            f"{m['smallest_group']} records",
+            "utility: " + ", ".join(f"{u} {m[u]:.4f}" for u in util if isinstance(m.get(u), float)),
+        ]
 
     def guarantee(self, k: int, g: Grouping, natural: int) -> str:
         return (
@@ -253,6 +266,29 @@ def release_measures(
 
 class Mdav(Microaggregation):
     name = "mdav"
+    options = ("mdav_block", "label", "seed")
+
+    @classmethod
+    def check(
+        cls,
+        spec: Spec,
+        prefix: str,
+        given: Collection[str] | None,
+        spell: Spell,
+        chosen: type[Algorithm] | None,
+    ) -> None:
+        """MDAV's blocks of distinct tuples: a whole number >= 2 (>= 2k once k is known,
+        :func:`check_spec`), for MDAV only."""
+        block = spec.mdav_block
+        if block is None:
+            return
+        if isinstance(block, bool) or not isinstance(block, int) or block < 2:
+            raise InputError(f"{prefix}{spell('mdav_block')} must be a whole number >= 2k")
+        if (given is None or bool(given)) and spec.algorithm != cls.name:
+            raise InputError(
+                f"{prefix}{spell('mdav_block')} is an option of algorithm 'mdav', not of "
+                f"{spec.algorithm!r}"
+            )
 
     def __init__(self, block: int | None = None) -> None:
         #: the largest block of distinct tuples run as exact MDAV (None: the default)
@@ -340,5 +376,7 @@ class Kde(Microaggregation):
 
 
 MICROAGGREGATION: tuple[type[Microaggregation], ...] = (Mdav, Ktca, Ctca, Kde)
+#: the family's algorithms, for the registry (:func:`anonsql.algorithms.registry`)
+ALGORITHMS: tuple[type[Algorithm], ...] = MICROAGGREGATION
 
-__all__ = ["MICROAGGREGATION", "Ctca", "Kde", "Ktca", "Mdav", "Microaggregation"]
+__all__ = ["ALGORITHMS", "MICROAGGREGATION", "Ctca", "Kde", "Ktca", "Mdav", "Microaggregation"]

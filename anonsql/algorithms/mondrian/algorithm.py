@@ -7,11 +7,14 @@ says how each is read)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
+from typing import Any
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.algorithms.catalog import SEE
 from anonsql.errors import InputError
 from anonsql.models.goal import build_models
+from anonsql.spec import Spec, Spell
 
 GUARANTEE = (
     "heuristic (Mondrian, strict multidimensional partitioning): every released class "
@@ -19,7 +22,7 @@ GUARANTEE = (
 )
 
 
-def check_spec(spec, name: str) -> None:
+def check_spec(spec: Spec, name: str) -> None:
     """Options the partitioning algorithms do not take."""
     if spec.k is None:
         raise InputError(f"{name} needs k (k-anonymity, with l-diversity and t-closeness if set)")
@@ -40,6 +43,14 @@ def check_spec(spec, name: str) -> None:
         raise InputError(
             f"the label {spec.label!r} cannot be the sensitive attribute (seed 003 section III)"
         )
+
+
+def partitioning_lines(result: Any) -> list[str]:
+    """What the command line says of a Mondrian or TA_DA run."""
+    return [
+        f"multidimensional partitioning ({result.algorithm}): {result.measures['groups']} "
+        f"groups, {result.measures['partitions']} Mondrian partitions"
+    ]
 
 
 def hierarchies_of(ctx: RunContext) -> list:
@@ -104,7 +115,72 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
 
 class MondrianAlgorithm(Algorithm):
     name = "mondrian"
+    options = ("mondrian_stop", "controllers", "seed")
     hierarchies_optional = True
+
+    @classmethod
+    def check(
+        cls,
+        spec: Spec,
+        prefix: str,
+        given: Collection[str] | None,
+        spell: Spell,
+        chosen: type[Algorithm] | None,
+    ) -> None:
+        """Seed 003's options (label, cluster, controllers, seed) and Mondrian's stop rule
+        (mondrian_stop) belong to the partitioning algorithms (unless the chosen algorithm
+        takes one of them too: microaggregation's wLVQ2 reads the label and the seed); a
+        whole number of controllers of at least one; a known stop rule. TA_DA's options are
+        checked here too: they are Mondrian's, and the task's."""
+        if given is not None and not given:
+            return  # how options combine; an option checked alone is not judged so
+        from anonsql.algorithms.mondrian.cuts import NEXT_WIDEST, check_stop
+
+        algo = spec.algorithm
+        stop = spec.mondrian_stop
+        set_ = [
+            name
+            for name, on in (
+                ("label", spec.label is not None),
+                ("cluster", bool(spec.cluster)),
+                ("controllers", spec.controllers != 1),
+                ("seed", spec.seed != 0),
+                ("mondrian_stop", stop != NEXT_WIDEST),
+            )
+            if on
+        ]
+        partitioning = ("mondrian", "tada")
+        if chosen is not None and algo not in partitioning:
+            set_ = [name for name in set_ if name not in chosen.options]
+        if set_ and algo not in partitioning:
+            raise InputError(
+                f"{prefix}{', '.join(set_)}: option(s) of the partitioning algorithms "
+                f"('mondrian', 'tada'), not of {algo!r} {SEE}"
+            )
+        for name in ("label", "cluster"):
+            if name in set_ and algo == cls.name:
+                raise InputError(
+                    f"{prefix}{name} is an option of algorithm 'tada' (seed 003's target-aware "
+                    f"anonymization); plain Mondrian ignores the task"
+                )
+        c = spec.controllers
+        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+            raise InputError(f"{prefix}controllers must be a whole number >= 1, not {c!r}")
+        if c > MAX_CONTROLLERS:
+            raise InputError(
+                f"{prefix}controllers must be at most {MAX_CONTROLLERS:,} (each holds a share "
+                f"of the rows), not {c}"
+            )
+        seed = spec.seed
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise InputError(f"{prefix}seed must be a whole number >= 0, not {seed!r}")
+        try:
+            check_stop(stop)
+        except InputError as e:
+            raise InputError(f"{prefix}{e}") from None
+
+    def summary_lines(self, result: Any) -> list[str]:
+        return partitioning_lines(result)
 
     def run(self, ctx: RunContext) -> Outcome:
         check_spec(ctx.spec, "Mondrian")
@@ -112,59 +188,13 @@ class MondrianAlgorithm(Algorithm):
         return run_partitioning(ctx, "mondrian", algo, GUARANTEE)
 
 
-def check_partition_options(spec, prefix: str = "") -> None:
-    """Seed 003's options (label, cluster, controllers, seed) and Mondrian's stop rule
-    (mondrian_stop) belong to the partitioning algorithms; a whole number of controllers of
-    at least one; a known stop rule."""
-    from anonsql.algorithms.mondrian.cuts import NEXT_WIDEST, check_stop
-
-    algo = getattr(spec, "algorithm", None)
-    stop = getattr(spec, "mondrian_stop", NEXT_WIDEST)
-    set_ = [
-        name
-        for name, on in (
-            ("label", getattr(spec, "label", None) is not None),
-            ("cluster", bool(getattr(spec, "cluster", False))),
-            ("controllers", getattr(spec, "controllers", 1) != 1),
-            ("seed", getattr(spec, "seed", 0) != 0),
-            ("mondrian_stop", stop != NEXT_WIDEST),
-        )
-        if on
-    ]
-    if algo in ("mdav", "ktca", "ctca", "kde"):  # seed 001's microaggregation: wLVQ2's label
-        set_ = [name for name in set_ if name not in ("label", "seed")]
-    if set_ and algo not in ("mondrian", "tada"):
-        raise InputError(
-            f"{prefix}{', '.join(set_)}: option(s) of the partitioning algorithms "
-            f"('mondrian', 'tada'), not of {algo!r} {SEE}"
-        )
-    for name in ("label", "cluster"):
-        if name in set_ and algo == "mondrian":
-            raise InputError(
-                f"{prefix}{name} is an option of algorithm 'tada' (seed 003's target-aware "
-                f"anonymization); plain Mondrian ignores the task"
-            )
-    c = getattr(spec, "controllers", 1)
-    if isinstance(c, bool) or not isinstance(c, int) or c < 1:
-        raise InputError(f"{prefix}controllers must be a whole number >= 1, not {c!r}")
-    if c > MAX_CONTROLLERS:
-        raise InputError(
-            f"{prefix}controllers must be at most {MAX_CONTROLLERS:,} (each holds a share of "
-            f"the rows), not {c}"
-        )
-    seed = getattr(spec, "seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InputError(f"{prefix}seed must be a whole number >= 0, not {seed!r}")
-    try:
-        check_stop(stop)
-    except InputError as e:
-        raise InputError(f"{prefix}{e}") from None
-
+#: the family's algorithms, for the registry (:func:`anonsql.algorithms.registry`)
+ALGORITHMS: tuple[type[Algorithm], ...] = (MondrianAlgorithm,)
 
 __all__ = [
+    "ALGORITHMS",
     "GUARANTEE",
     "MondrianAlgorithm",
-    "check_partition_options",
     "check_spec",
     "run_partitioning",
 ]

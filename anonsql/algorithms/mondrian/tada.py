@@ -7,9 +7,12 @@ union is released (seed 003 Appendix A: a union of (k, l)-anonymous groups is
 
 from __future__ import annotations
 
+from typing import Any
+
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
-from anonsql.algorithms.mondrian.algorithm import check_spec, run_partitioning
+from anonsql.algorithms.mondrian.algorithm import check_spec, partitioning_lines, run_partitioning
 from anonsql.errors import InputError
+from anonsql.spec import Spec
 
 GUARANTEE = (
     "heuristic (seed 003's TA_DA: target-aware groups, then Mondrian in each): every "
@@ -19,7 +22,15 @@ GUARANTEE = (
 
 class TadaAlgorithm(Algorithm):
     name = "tada"
+    options = ("label", "cluster", "controllers", "seed", "mondrian_stop")
     hierarchies_optional = True
+
+    def reads_sensitive(self, spec: Spec) -> bool:
+        # the clustering leaves the sensitive attribute out of its features: it has a use
+        return bool(spec.cluster)
+
+    def summary_lines(self, result: Any) -> list[str]:
+        return partitioning_lines(result)
 
     def run(self, ctx: RunContext) -> Outcome:
         spec = ctx.spec
@@ -39,4 +50,7 @@ class TadaAlgorithm(Algorithm):
         return run_partitioning(ctx, mode, algo, GUARANTEE)
 
 
-__all__ = ["GUARANTEE", "TadaAlgorithm"]
+#: the family's algorithms, for the registry (:func:`anonsql.algorithms.registry`)
+ALGORITHMS: tuple[type[Algorithm], ...] = (TadaAlgorithm,)
+
+__all__ = ["ALGORITHMS", "GUARANTEE", "TadaAlgorithm"]
