@@ -18,8 +18,10 @@ from anonsql.hierarchy.definitions import check_definition
 from anonsql.spec import Spec, Spell, normalize_sensitive
 
 # option -> (Spec field, kind); kinds: str, int, number, bool, list (of names), mapping,
-# size (bytes or e.g. "1GiB"), masks (column -> masking method, or "col=method,...")
-OPTIONS: dict[str, tuple[str, str]] = {
+# size (bytes or e.g. "1GiB"), masks (column -> masking method, or "col=method,...").
+# The shared options: the goal, the roles, the output; each algorithm family declares its
+# own (:func:`anonsql.algorithms.own_options`), added below
+SHARED: dict[str, tuple[str, str]] = {
     "qi": ("qis", "list"),
     "sensitive": ("sensitive", "columns"),
     "k": ("k", "int"),
@@ -49,15 +51,10 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "metric": ("metric", "str"),
     "gs_factor": ("gs_factor", "number"),
     "algorithm": ("algorithm", "str"),
-    "strategy": ("strategy", "str"),
     "hierarchy": ("hierarchies", "mapping"),
     "output": ("output", "str"),
     "materialize": ("materialize", "str"),
     "drop_suppressed": ("drop_suppressed", "bool"),
-    "solutions": ("solutions", "bool"),
-    "assume_monotone": ("assume_monotone", "bool"),
-    "time_limit": ("time_limit", "number"),
-    "steps": ("steps", "int"),
     "replace": ("replace", "bool"),
     "columns": ("columns", "list"),
     "identifiers": ("identifiers", "list"),
@@ -67,20 +64,19 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "fake_locale": ("fake_locale", "str"),
     "key_file": ("key_file", "str"),
     "missing": ("missing", "str"),
-    "memory_budget": ("memory_budget", "size"),
-    "label": ("label", "str"),
     "unit": ("unit", "str"),
-    "mdav_block": ("mdav_block", "int"),
-    "cluster": ("cluster", "bool"),
-    "controllers": ("controllers", "int"),
-    "mondrian_stop": ("mondrian_stop", "str"),
-    "seed": ("seed", "int"),
-    "rho": ("rho", "int"),
-    "recoding": ("recoding_mode", "str"),
-    "local_gs_factor": ("local_gs_factor", "number"),
-    "max_iterations": ("max_iterations", "int"),
-    "adaption_factor": ("adaption_factor", "number"),
 }
+
+
+def _own() -> dict[str, tuple[str, str]]:
+    from anonsql.algorithms import own_options
+
+    return {o.name: (o.field, o.kind) for o in own_options()}
+
+
+#: the one option table: every surface (command line, spec files, SQL, the Python API)
+#: takes exactly these options
+OPTIONS: dict[str, tuple[str, str]] = {**SHARED, **_own()}
 #: options that only mean something with a privacy model: option -> the model's option
 NEEDS_MODEL = {
     "l_variant": "l",
@@ -316,6 +312,7 @@ __all__ = [
     "ALIASES",
     "NEEDS_MODEL",
     "OPTIONS",
+    "SHARED",
     "RunOptions",
     "canonical",
     "check_goal",

@@ -14,6 +14,25 @@ from anonsql.errors import InputError
 Spell = Callable[[str], str]
 
 
+@dataclass(frozen=True)
+class Option:
+    """One run option as every surface takes it: its name (spec-file key, SQL parameter,
+    keyword of the Python API), the Spec field it sets, its kind (str, int, number, bool,
+    list, columns, mapping, masks, size: :func:`anonsql.options.check_value`), and for the
+    command line its help, its flag when not ``--name-with-dashes``, and its choices."""
+
+    name: str
+    field: str
+    kind: str
+    help: str = ""
+    flag: str | None = None
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def cli_flag(self) -> str:
+        return self.flag or "--" + self.name.replace("_", "-")
+
+
 @dataclass
 class Spec:
     """What to anonymize and how. ``hierarchies`` maps a QI to its hierarchy's name when
@@ -138,4 +157,4 @@ def sensitive_columns(spec: Any) -> list[str]:
     return [s] if isinstance(s, str) else list(s)
 
 
-__all__ = ["Spec", "Spell", "normalize_sensitive", "sensitive_columns"]
+__all__ = ["Option", "Spec", "Spell", "normalize_sensitive", "sensitive_columns"]

@@ -32,7 +32,7 @@ SWEEP = [3, 4, 5, 10, 20, 50, 100, 250, 500, 1000, 2000]
 
 def main() -> None:
     from anonsql.algorithms.greedy.gaa import GreedyModel, gaa
-    from anonsql.algorithms.lattice import Flash
+    from anonsql.algorithms.lattice.searches import Flash
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv

@@ -45,7 +45,7 @@ def stopped(guarantee: str) -> str:
 
 
 def synthetic(rows: int, steps: list[int]) -> None:
-    from anonsql.algorithms.lattice import Exhaustive, Heuristic
+    from anonsql.algorithms.lattice.searches import Exhaustive, Heuristic
     from anonsql.data.histogram import Histogram
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
@@ -105,7 +105,7 @@ ARX_HEURISTIC_CASES = [
 def adult() -> None:
     import pandas as pd
 
-    from anonsql.algorithms.lattice import Flash, Heuristic
+    from anonsql.algorithms.lattice.searches import Flash, Heuristic
     from anonsql.data.histogram import Histogram
     from anonsql.hierarchy.loaders import read_arx_csv
     from anonsql.metrics.quality import quality_model
@@ -149,7 +149,7 @@ def adult() -> None:
 def mach2019(time_limits: list[float]) -> None:
     import pandas as pd
 
-    from anonsql.algorithms.lattice import Heuristic
+    from anonsql.algorithms.lattice.searches import Heuristic
     from anonsql.data.histogram import Histogram
     from anonsql.hierarchy.loaders import read_arx_csv
     from anonsql.metrics.quality import quality_model

@@ -76,7 +76,7 @@ def best_of(fn, repeat: int):
 
 
 def adult(repeat: int) -> None:
-    from anonsql.algorithms.lattice import Exhaustive, Flash
+    from anonsql.algorithms.lattice.searches import Exhaustive, Flash
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
@@ -144,7 +144,7 @@ ARX_NON_MONOTONE = {"distinct 2-diversity": "0.42 s", "0.2-closeness (hier. EMD)
 
 def monotonicity(repeat: int) -> None:
     """Part 3: exact search against assume_monotone and the exhaustive scan."""
-    from anonsql.algorithms.lattice import Exhaustive, Flash
+    from anonsql.algorithms.lattice.searches import Exhaustive, Flash
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv

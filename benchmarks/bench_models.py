@@ -73,7 +73,7 @@ def further_models(args) -> None:
     """beta-likeness, delta-disclosure, Grassberger entropy l-diversity; gs_factor."""
     import pandas as pd
 
-    from anonsql.algorithms.lattice import Exhaustive, Flash
+    from anonsql.algorithms.lattice.searches import Exhaustive, Flash
     from anonsql.data.histogram import Histogram
     from anonsql.hierarchy.loaders import read_arx_csv
     from anonsql.metrics.quality import Loss
@@ -153,7 +153,7 @@ def further_models(args) -> None:
 def population_models(args) -> None:
     import pandas as pd
 
-    from anonsql.algorithms.lattice import Exhaustive, Flash
+    from anonsql.algorithms.lattice.searches import Exhaustive, Flash
     from anonsql.data.histogram import Histogram
     from anonsql.hierarchy.loaders import read_arx_csv
     from anonsql.metrics.quality import Loss

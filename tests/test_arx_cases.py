@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonsql.algorithms.lattice import Flash
+from anonsql.algorithms.lattice.searches import Flash
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
 from anonsql.metrics.quality import quality_model

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.algorithms.lattice import Exhaustive, Flash, Heuristic
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash, Heuristic
 from anonsql.algorithms.lattice.heuristic import ImplicitLattice
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram

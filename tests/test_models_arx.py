@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import anonsql
-from anonsql.algorithms.lattice import Exhaustive, Flash
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.cli.main import cli
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from scipy import optimize
 
 import anonsql
-from anonsql.algorithms.lattice import Exhaustive, Flash
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.cli.inspect import MODEL_FAILS
 from anonsql.cli.main import cli
 from anonsql.data.classes import Partition

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.algorithms.lattice import Exhaustive, Flash
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.algorithms.lattice.lattice import Lattice
 from anonsql.data.histogram import Histogram
 from anonsql.database import Database
@@ -116,7 +116,7 @@ def test_lattice_navigation():
 
 
 def test_searches_do_not_assume_monotonicity_by_default():
-    from anonsql.algorithms.lattice import search
+    from anonsql.algorithms.lattice.searches import search
 
     assert search("flash").assume_monotone is False
     assert search("exhaustive").assume_monotone is False

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.algorithms.lattice import Exhaustive, Flash
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.algorithms.lattice.base import Solution
 from anonsql.algorithms.lattice.lattice import Lattice
 from anonsql.data.classes import Partition

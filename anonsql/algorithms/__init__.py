@@ -9,9 +9,15 @@ that nothing outside its folder names it."""
 
 from __future__ import annotations
 
-from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from typing import TYPE_CHECKING
+
 from anonsql.errors import InputError
-from anonsql.spec import Spec
+from anonsql.spec import Option, Spec
+
+if TYPE_CHECKING:
+    # the base loads the models; the registry's callers (the command line's options)
+    # must not pay for it before a run
+    from anonsql.algorithms.base import Algorithm
 
 
 def registry() -> dict[str, type[Algorithm]]:
@@ -26,6 +32,17 @@ def registry() -> dict[str, type[Algorithm]]:
 
     families = (LATTICE, GREEDY, PASSES, MONDRIAN, TADA, MICROAGGREGATION)
     return {cls.name: cls for family in families for cls in family}
+
+
+def own_options() -> tuple[Option, ...]:
+    """Every family's own options (one line per family; light modules, which import no
+    algorithm), each named once: an option two families take is declared by one."""
+    from anonsql.algorithms.greedy.options import OPTIONS as GREEDY
+    from anonsql.algorithms.lattice.options import OPTIONS as LATTICE
+    from anonsql.algorithms.microaggregation.options import OPTIONS as MICROAGGREGATION
+    from anonsql.algorithms.mondrian.options import OPTIONS as MONDRIAN
+
+    return (*LATTICE, *GREEDY, *MONDRIAN, *MICROAGGREGATION)
 
 
 def selectable() -> list[str]:
@@ -52,11 +69,9 @@ def algorithm_for(spec: Spec) -> Algorithm:
 
 
 __all__ = [
-    "Algorithm",
-    "Outcome",
-    "RunContext",
     "algorithm",
     "algorithm_for",
+    "own_options",
     "registry",
     "selectable",
 ]

@@ -419,15 +419,42 @@ _GOAL_FLAGS = {
     "suppression": ("suppression", "--suppression"),
     "metric": ("metric", "--metric"),
     "gs_factor": ("gs_factor", "--gs-factor"),
-    "time_limit": ("time_limit", "--time-limit"),
-    "steps": ("steps", "--steps"),
-    "rho": ("rho", "--rho"),
-    "recoding": ("recoding", "--recoding"),
-    "local_gs_factor": ("local_gs_factor", "--local-gs-factor"),
-    "max_iterations": ("max_iterations", "--max-iterations"),
-    "adaption_factor": ("adaption_factor", "--adaption-factor"),
-    "mdav_block": ("mdav_block", "--mdav-block"),
 }
+
+
+def _flags() -> dict[str, tuple[str, str]]:
+    """Option -> (the command's parameter, its flag): the goal's, and every algorithm
+    family's own options as :func:`algorithm_options` generates them."""
+    from anonsql.algorithms import own_options
+
+    return {**_GOAL_FLAGS, **{o.name: (o.field, o.cli_flag) for o in own_options()}}
+
+
+def _spell(option: str) -> str:
+    return _flags().get(option, ("", "--" + option.replace("_", "-")))[1]
+
+
+def algorithm_options(fn: Callable) -> Callable:
+    """Every algorithm family's own options (:func:`anonsql.algorithms.own_options`), one
+    click option each, generated from its declaration: the flag, the help, the choices,
+    and the Spec's default. Each lands in the command's keywords under its Spec field."""
+    from dataclasses import fields
+
+    from anonsql.algorithms import own_options
+    from anonsql.spec import Spec
+
+    defaults = {f.name: f.default for f in fields(Spec)}
+    kinds = {"int": int, "number": float}
+    for o in reversed(own_options()):
+        kw: dict[str, Any] = {"help": o.help}
+        if o.kind == "bool":
+            kw["is_flag"] = True
+        else:
+            kw["type"] = click.Choice(list(o.choices)) if o.choices else kinds.get(o.kind, str)
+            kw["default"] = defaults[o.field]
+            kw["show_default"] = defaults[o.field] is not None
+        fn = click.option(o.cli_flag, o.field, **kw)(fn)
+    return fn
 
 
 def _spec(
@@ -471,10 +498,10 @@ def _spec(
     ctx = click.get_current_context()
     given = {
         option
-        for option, (param, _) in _GOAL_FLAGS.items()
+        for option, (param, _) in _flags().items()
         if ctx.get_parameter_source(param) not in (None, ParameterSource.DEFAULT)
     }
-    check_goal(spec, "", given, spell=lambda option: _GOAL_FLAGS[option][1])
+    check_goal(spec, "", given, spell=_spell)
     return spec
 
 

@@ -12,9 +12,9 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext, given_options
-from anonsql.algorithms.lattice import search as make_search
 from anonsql.algorithms.lattice.base import Search, SearchResult
 from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
+from anonsql.algorithms.lattice.searches import search as make_search
 from anonsql.backend.sql_templates import drop
 from anonsql.data.classes import Partition
 from anonsql.data.engine_classes import is_in_engine, load_histogram, parse_size

@@ -73,10 +73,10 @@ import numpy as np
 import pandas as pd
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext, given_options
-from anonsql.algorithms.lattice import search as make_search
 from anonsql.algorithms.lattice.algorithm import sensitive_hierarchy, suppression_budget
 from anonsql.algorithms.lattice.base import Search
 from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
+from anonsql.algorithms.lattice.searches import search as make_search
 from anonsql.backend.sql_templates import drop
 from anonsql.data.classes import Partition, group_rows
 from anonsql.data.histogram import Histogram

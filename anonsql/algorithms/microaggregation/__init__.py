@@ -5,8 +5,3 @@ Every method clusters the *distinct* QI tuples of a table weighted by how many r
 them, so records with equal QI tuples always share a group and the release is a function of
 the original QI tuple (what the self-guarding output needs, :mod:`anonsql.output.guard`).
 """
-
-from anonsql.algorithms.microaggregation.grouping import Grouping
-from anonsql.data.tuples import WeightedTuples
-
-__all__ = ["Grouping", "WeightedTuples"]
