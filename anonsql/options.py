@@ -295,7 +295,7 @@ def check_goal(
     algorithms = registry()
     chosen = algorithms.get(spec.algorithm)
     for cls in algorithms.values():
-        cls.check(spec, prefix, given, spell, chosen)
+        cls.check(spec, prefix, given, spell, chosen, alone=not combined)
     if combined:  # how options combine; an option checked alone is not judged so
         from anonsql.data.units import check_unit_options
 

@@ -11,6 +11,34 @@ SHARED = ROOT.parent / "shared"
 SHARED_DATA = SHARED / "data"
 
 
+#: test files of the slow tier as a whole: the server engines, a paper's reproduction, dbt
+#: builds, every README example in a fresh folder, the report in a headless browser
+SLOW_FILES = {
+    "test_backends.py",
+    "test_spark_connect.py",
+    "test_seed004_paper.py",
+    "test_etl_examples.py",
+    "test_readme_examples.py",
+    "test_report_browser.py",
+}
+#: the fixtures that start a server engine (a throw-away PostgreSQL or a Spark session)
+ENGINE_FIXTURES = {"pg_url", "spark_session", "spark_db", "engine"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the slow tier (``-m "not slow"`` leaves it out): the files above, and every test
+    that runs on a server engine (those fixtures, or postgres/spark in its id)."""
+    for item in items:
+        name = item.nodeid.lower()
+        if (
+            item.path.name in SLOW_FILES
+            or ENGINE_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or "spark" in name
+            or "postgres" in name
+        ):
+            item.add_marker(pytest.mark.slow)
+
+
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data sets not found at {SHARED_DATA} (../shared is absent)")

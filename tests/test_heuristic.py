@@ -24,8 +24,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.algorithms.lattice.searches import Exhaustive, Flash, Heuristic
 from anonsql.algorithms.lattice.heuristic import ImplicitLattice
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash, Heuristic
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.algorithms.lattice.lattice import Lattice
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.data.histogram import Histogram
 from anonsql.database import Database
 from anonsql.errors import InputError

@@ -20,9 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.algorithms.lattice.base import Solution
 from anonsql.algorithms.lattice.lattice import Lattice
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
 from anonsql.hierarchy.hierarchy import Hierarchy

@@ -108,12 +108,13 @@ class Algorithm(ABC):
         given: Collection[str] | None,
         spell: Spell,
         chosen: type[Algorithm] | None,
+        alone: bool = False,
     ) -> None:
         """Reject misuse of this algorithm's own options, whichever algorithm ``spec``
         names (``chosen``, None when the name is unknown): a value out of range, or an
         option given to an algorithm that does not take it. ``given``: the options the user
-        set (None: those that differ from the Spec's defaults; empty: each option is checked
-        alone, not how they combine)."""
+        set (None: those that differ from the Spec's defaults); ``alone``: each option is
+        checked by itself (its type and range), not how the options combine."""
         return  # an algorithm without options of its own has nothing to check
 
     def reads_sensitive(self, spec: Spec) -> bool:

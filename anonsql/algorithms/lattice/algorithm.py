@@ -257,6 +257,7 @@ class Heuristic(_Lattice):
         given: Collection[str] | None,
         spell: Spell,
         chosen: type[Algorithm] | None,
+        alone: bool = False,
     ) -> None:
         """The search's limits: a positive number of seconds, at least one node check, and
         only for this search (the exact searches and the greedy one have no limit)."""

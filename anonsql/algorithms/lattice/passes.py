@@ -423,14 +423,17 @@ class RhoGain(_Passes):
         given: Collection[str] | None,
         spell: Spell,
         chosen: type[Algorithm] | None,
+        alone: bool = False,
     ) -> None:
         """rho is a non-negative integer, the number of passes of rho-Gain only, which
         needs it."""
         rho = spec.rho
         if rho is not None and (isinstance(rho, bool) or not isinstance(rho, int) or rho < 0):
             raise InputError(f"{prefix}{spell('rho')} must be a non-negative integer, not {rho!r}")
-        if given is not None and not given:
-            return  # options checked one by one (SQL's short form): how they combine comes later
+        if alone or (given is not None and not given):
+            # options checked one by one (SQL's short form): how they combine comes later;
+            # a Spec without options that differ from the defaults has none to combine
+            return
         if rho is not None and spec.algorithm != cls.name:
             raise InputError(
                 f"{prefix}{spell('rho')} is the number of rho-Gain passes: use algorithm "
@@ -483,6 +486,7 @@ class LocalRecoding(_Passes):
         given: Collection[str] | None,
         spell: Spell,
         chosen: type[Algorithm] | None,
+        alone: bool = False,
     ) -> None:
         """recoding is global or local; local recoding's factors in [0, 1] and its
         iterations >= 1 (ARX's ranges), given only with it; local recoding only after a
@@ -501,8 +505,10 @@ class LocalRecoding(_Passes):
             raise InputError(
                 f"{prefix}{spell('max_iterations')} must be an integer >= 1, not {it!r}"
             )
-        if given is not None and not given:
-            return  # options checked one by one (SQL's short form): how they combine comes later
+        if alone or (given is not None and not given):
+            # options checked one by one (SQL's short form): how they combine comes later;
+            # a Spec without options that differ from the defaults has none to combine
+            return
         local = ("local_gs_factor", "max_iterations", "adaption_factor")
         given = given_options(spec, given, local)
         if recoding == "global":

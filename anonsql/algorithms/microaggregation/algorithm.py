@@ -276,6 +276,7 @@ class Mdav(Microaggregation):
         given: Collection[str] | None,
         spell: Spell,
         chosen: type[Algorithm] | None,
+        alone: bool = False,
     ) -> None:
         """MDAV's blocks of distinct tuples: a whole number >= 2 (>= 2k once k is known,
         :func:`check_spec`), for MDAV only."""
@@ -284,7 +285,7 @@ class Mdav(Microaggregation):
             return
         if isinstance(block, bool) or not isinstance(block, int) or block < 2:
             raise InputError(f"{prefix}{spell('mdav_block')} must be a whole number >= 2k")
-        if (given is None or bool(given)) and spec.algorithm != cls.name:
+        if not alone and spec.algorithm != cls.name:
             raise InputError(
                 f"{prefix}{spell('mdav_block')} is an option of algorithm 'mdav', not of "
                 f"{spec.algorithm!r}"

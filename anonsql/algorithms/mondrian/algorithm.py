@@ -126,13 +126,14 @@ class MondrianAlgorithm(Algorithm):
         given: Collection[str] | None,
         spell: Spell,
         chosen: type[Algorithm] | None,
+        alone: bool = False,
     ) -> None:
         """Seed 003's options (label, cluster, controllers, seed) and Mondrian's stop rule
         (mondrian_stop) belong to the partitioning algorithms (unless the chosen algorithm
         takes one of them too: microaggregation's wLVQ2 reads the label and the seed); a
         whole number of controllers of at least one; a known stop rule. TA_DA's options are
         checked here too: they are Mondrian's, and the task's."""
-        if given is not None and not given:
+        if alone:
             return  # how options combine; an option checked alone is not judged so
         from anonsql.algorithms.mondrian.cuts import NEXT_WIDEST, check_stop
 
