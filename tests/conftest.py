@@ -1,15 +1,6 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-from anonsql.io import import_file
-
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-SHARED_DATA = SHARED / "data"
-
 
 #: test files of the slow tier as a whole: the server engines, a paper's reproduction, dbt
 #: builds, every README example in a fresh folder, the report in a headless browser
@@ -39,12 +30,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data sets not found at {SHARED_DATA} (../shared is absent)")
-    return SHARED_DATA
-
-
 @pytest.fixture
 def db():
     from anonsql.database import Database
@@ -52,30 +37,6 @@ def db():
     d = Database.open(":memory:")
     yield d
     d.close()
-
-
-#: Adult's nine columns in the order ARX's figures use
-ADULT_QIS = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-]
-
-
-def load_adult(db) -> None:
-    """Import ../shared/data/adult/adult.csv as ``adult`` with its nine ARX hierarchies."""
-    from anonsql.hierarchy.loaders import read_arx_csv
-
-    folder = shared_data() / "adult"
-    import_file(db, "adult", folder / "adult.csv", sep=";")
-    for c in ADULT_QIS:
-        db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
 
 
 # -- real engines: a throw-away PostgreSQL server and a local Spark session ------------------

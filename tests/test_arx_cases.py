@@ -70,7 +70,7 @@ from anonsql.models import (
 )
 from anonsql.models.l_diversity import grassberger_g
 from anonsql.models.requirements import Requirements
-from tests.conftest import ADULT_QIS, shared_data
+from tests.helpers.data import ADULT_QIS, shared_data
 
 # ARX's cases per test class (``TestAnonymization<name>``), one line each: the index in the
 # class's ``cases()``, suppression limit, quality model, privacy models, QIs (9: all Adult

@@ -274,7 +274,7 @@ def test_unreachable_server_and_wrong_credentials(pg_server):
 
 def test_adult_on_postgres_matches_arx(pg_url):
     """Adult at 5% suppression on PostgreSQL: ARX's optimum, classes and suppressed rows."""
-    from tests.conftest import ADULT_QIS, load_adult
+    from tests.helpers.data import ADULT_QIS, load_adult
 
     db = Database.open(pg_url)
     load_adult(db)

@@ -204,7 +204,7 @@ def test_missing_values_suppressed_in_the_engine_too(db):
 
 
 def test_adult_same_answer(db):
-    from tests.conftest import ADULT_QIS, load_adult
+    from tests.helpers.data import ADULT_QIS, load_adult
 
     load_adult(db)
     ref = Database.open(":memory:")

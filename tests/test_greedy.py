@@ -214,16 +214,16 @@ def test_greedy_generalizes_each_row_to_an_ancestor():
 def test_greedy_bad_input_changes_nothing(extra, message):
     from anonsql.run import anonymize
     from anonsql.spec import Spec
-    from tests.test_anonymize import _snapshot
+    from tests.helpers.snapshot import snapshot
 
     db = _census(300)
-    before = _snapshot(db)
+    before = snapshot(db)
     keep = _keep(["age", "sex"], extra.get("sensitive"))
     spec = Spec(**{"qis": ["age", "sex"], "k": 3, "algorithm": "greedy", "output": "g",
                    "keep": keep, **extra})  # fmt: skip
     with pytest.raises(InputError, match=message):
         anonymize(db, "census", spec)
-    assert _snapshot(db) == before
+    assert snapshot(db) == before
 
 
 def test_greedy_through_sql_and_cli(tmp_path):

@@ -18,7 +18,7 @@ from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric, costs_matrix, w1, w2
 from anonsql.models import KAnonymity
 from tests import brute
-from tests.conftest import ADULT_QIS, load_adult
+from tests.helpers.data import ADULT_QIS, load_adult
 from tests.strategies import anonymization_cases
 
 ADULT_ORDER = ADULT_QIS

@@ -297,14 +297,14 @@ def test_null_and_text_numbers():
     ],
 )
 def test_bad_input_changes_nothing(extra, message):
-    from tests.test_anonymize import _snapshot
+    from tests.helpers.snapshot import snapshot
 
     db = _db(GOLDEN)
-    before = _snapshot(db)
+    before = snapshot(db)
     kw = {"qis": ["age", "state"], "sensitive": "income", "k": 2, **GOLDEN_ROLES, **extra}
     with pytest.raises(InputError, match=message):
         _run(db, **kw)
-    assert _snapshot(db) == before
+    assert snapshot(db) == before
 
 
 def test_every_surface(tmp_path):

@@ -22,7 +22,7 @@ from anonsql.models import (
 from anonsql.models.requirements import Requirements
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests.conftest import ADULT_QIS, load_adult
+from tests.helpers.data import ADULT_QIS, load_adult
 from tests.strategies import anonymization_cases
 
 ADULT = ADULT_QIS

@@ -51,7 +51,7 @@ from anonsql.models import (
 )
 from anonsql.models.base import ClassStats
 from anonsql.models.requirements import Requirements
-from tests.conftest import ADULT_QIS, shared_data
+from tests.helpers.data import ADULT_QIS, shared_data
 from tests.strategies import anonymization_cases
 
 SENSITIVE = ["a", "b", "c", "10", "2"]  # the values tests.strategies draws for ``s``

@@ -11,7 +11,7 @@ from anonsql.database import Database
 from anonsql.hierarchy.loaders import read_arx_csv
 from anonsql.hierarchy.validate import check_invariants
 from anonsql.io import import_file
-from tests.conftest import SHARED_DATA
+from tests.helpers.data import SHARED_DATA
 
 
 def _hierarchy_files() -> list[Path]:

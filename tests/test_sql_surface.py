@@ -21,11 +21,11 @@ from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.run import anonymize
 from anonsql.spec import Spec
 from tests import brute
-from tests.conftest import ADULT_QIS, load_adult
+from tests.helpers.data import ADULT_QIS, load_adult
 from tests.helpers.roles import CENSUS
 from tests.helpers.roles import others as others_of
+from tests.helpers.snapshot import snapshot
 from tests.strategies import anonymization_cases
-from tests.test_anonymize import _snapshot
 
 STATEMENTS = [
     "ANONYMIZE TABLE census INTO census_k5 WITH (k = 5)",
@@ -203,10 +203,10 @@ BAD = [
 
 @pytest.mark.parametrize(("statement", "message"), BAD)
 def test_bad_statements_are_clear_errors_and_change_nothing(census, statement, message):
-    before = _snapshot(census.database)
+    before = snapshot(census.database)
     with pytest.raises(InputError, match=message):
         census.sql(statement)
-    assert _snapshot(census.database) == before
+    assert snapshot(census.database) == before
 
 
 def test_hostile_identifiers_through_sql():
