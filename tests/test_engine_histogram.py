@@ -34,7 +34,7 @@ from anonsql.errors import InputError, MissingValuesError
 from anonsql.hierarchy import builders
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests.test_backends import QIS, SPECS, output_rows, people, roles, setup
+from tests.helpers.engines import QIS, SPECS, output_rows, people, roles, setup
 
 #: a budget no histogram fits: every node's classes come from the engine
 TINY = 1

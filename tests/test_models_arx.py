@@ -651,8 +651,8 @@ def test_check_command_reports_the_new_models(census_file):
 @pytest.mark.parametrize("engine", ["postgres"], indirect=True)
 def test_engines_release_duckdbs_rows(engine):
     """The new models' templates run on PostgreSQL and Spark: same levels, same rows."""
-    from tests.test_backends import QIS as PEOPLE_QIS
-    from tests.test_backends import output_rows, people, roles, setup
+    from tests.helpers.engines import QIS as PEOPLE_QIS
+    from tests.helpers.engines import output_rows, people, roles, setup
 
     frame = people(300)
     ref = Database.open(":memory:")

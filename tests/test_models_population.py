@@ -772,8 +772,8 @@ def test_engines_release_duckdbs_rows(engine):
     run on PostgreSQL and Spark: same levels, same rows as DuckDB."""
     from anonsql.run import anonymize
     from anonsql.spec import Spec
-    from tests.test_backends import QIS as PEOPLE_QIS
-    from tests.test_backends import output_rows, people, roles, setup
+    from tests.helpers.engines import QIS as PEOPLE_QIS
+    from tests.helpers.engines import output_rows, people, roles, setup
 
     population = people(900, seed=5)
     sample = population.sample(300, random_state=1)

@@ -29,7 +29,7 @@ from anonsql.database import Database
 from anonsql.errors import BackendError
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests.test_backends import QIS, output_rows, people, roles, setup
+from tests.helpers.engines import QIS, output_rows, people, roles, setup
 
 
 def _free_port() -> int:

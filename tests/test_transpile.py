@@ -14,7 +14,7 @@ from anonsql.errors import UnsupportedDialectError
 from anonsql.output.deploy import deployment_script
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests.test_backends import QIS, output_rows, people, setup
+from tests.helpers.engines import QIS, output_rows, people, setup
 
 
 def roles(sensitive: str | None = None) -> dict:
