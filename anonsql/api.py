@@ -136,7 +136,7 @@ class Run:
     def __init__(
         self, result: Any, database: Any, qis: list[str] | None = None, target: Any = None
     ) -> None:
-        self.result = result  # anonsql.anonymization.Result
+        self.result = result  # anonsql.run.Result
         self._database = database
         self.qis = qis
         self._target = target  # what to open again, when anonymize() opened it
@@ -281,7 +281,7 @@ def _is_frame(x: Any) -> bool:
 
 
 def as_options(spec: Any, overrides: Mapping[str, Any], where: str) -> RunOptions:
-    from anonsql.anonymization import Spec
+    from anonsql.spec import Spec
 
     if isinstance(spec, RunOptions):
         if overrides:
@@ -302,8 +302,8 @@ def as_options(spec: Any, overrides: Mapping[str, Any], where: str) -> RunOption
 def run(db, table: str, options: RunOptions, base_dir: str | Path = ".", progress=None):
     """Store the hierarchies the options define and anonymize, in one transaction: a run
     that fails stores nothing (no hierarchy, no output, no provenance)."""
-    from anonsql.anonymization import anonymize as run_anonymize
     from anonsql.hierarchy.definitions import store_definition
+    from anonsql.run import anonymize as run_anonymize
 
     spec = options.spec
     db.backend.require_table(table)
@@ -315,7 +315,7 @@ def run(db, table: str, options: RunOptions, base_dir: str | Path = ".", progres
 
 def anonymize(source: Any, spec: Any = None, /, *, table: str | None = None, **options: Any) -> Run:
     """Anonymize ``source`` as ``spec`` (a mapping of options, see the docs, or a
-    :class:`~anonsql.anonymization.Spec`); options may also be given as keywords.
+    :class:`~anonsql.spec.Spec`); options may also be given as keywords.
 
     ``source`` is a DuckDB, psycopg or Spark connection (dbt-duckdb's ``session`` too), a
     database path or URL
@@ -375,12 +375,12 @@ def evaluate(
     """``anonsql evaluate --task``: the TA_DA paper's downstream task on a run's output, with the
     raw rows as the baseline (the guide's "Utility of a release" page). ``source`` is a
     :class:`Run` (``run_id`` defaults to its run) or a database (path, URL, connection or
-    Database). Returns an :class:`~anonsql.partition.task_utility.TaskEvaluation`: per
+    Database). Returns an :class:`~anonsql.evaluation.task.TaskEvaluation`: per
     metric one value per seed, ``.mean()`` and ``.mean("raw")``. ``task="groups"``:
     Zouinina et al.'s measures of the released groups instead, a
-    :class:`~anonsql.microaggregation.group_utility.GroupUtility`. Needs ``anonsql[eval]``."""
+    :class:`~anonsql.evaluation.groups.GroupUtility`. Needs ``anonsql[eval]``."""
     from anonsql.database import Database
-    from anonsql.partition.task_utility import evaluate_task
+    from anonsql.evaluation.task import evaluate_task
 
     opened = None
     if isinstance(source, Run):
@@ -399,7 +399,7 @@ def evaluate(
         if run_id is None:
             raise InputError("name the run to evaluate (run_id)")
         if task == "groups":  # seed 001's measures of the released groups
-            from anonsql.microaggregation.group_utility import evaluate_groups
+            from anonsql.evaluation.groups import evaluate_groups
 
             return evaluate_groups(db, int(run_id), label)
         return evaluate_task(db, int(run_id), task, label, seeds, list(ignore), clusters)

@@ -143,7 +143,7 @@ class Connection:
 
         target = _refresh_target(list(_tokens(sql)))
         if target is not None:
-            from anonsql.output.status import refresh
+            from anonsql.run import refresh
 
             return Run(refresh(self.database, target), self.database)
 

@@ -1,5 +1,5 @@
 """The options of an anonymization run as plain values (spec files, SQL statements, JSON
-parameters), checked and turned into a :class:`~anonsql.anonymization.Spec`.
+parameters), checked and turned into a :class:`~anonsql.spec.Spec`.
 
 One table of names and types serves every surface, so the CLI, spec files and SQL accept the
 same options, and a wrong type gets the same message wherever it comes from.
@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from anonsql.errors import InputError
 from anonsql.hierarchy.definitions import check_definition
+from anonsql.spec import Spec, Spell, normalize_sensitive
 
 # option -> (Spec field, kind); kinds: str, int, number, bool, list (of names), mapping,
-# size (bytes or e.g. "1GiB"), masks (column -> masking method, or "col=method,...")
-OPTIONS: dict[str, tuple[str, str]] = {
+# size (bytes or e.g. "1GiB"), masks (column -> masking method, or "col=method,...").
+# The shared options: the goal, the roles, the output; each algorithm family declares its
+# own (:func:`anonsql.algorithms.own_options`), added below
+SHARED: dict[str, tuple[str, str]] = {
     "qi": ("qis", "list"),
     "sensitive": ("sensitive", "columns"),
     "k": ("k", "int"),
@@ -48,15 +51,10 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "metric": ("metric", "str"),
     "gs_factor": ("gs_factor", "number"),
     "algorithm": ("algorithm", "str"),
-    "strategy": ("strategy", "str"),
     "hierarchy": ("hierarchies", "mapping"),
     "output": ("output", "str"),
     "materialize": ("materialize", "str"),
     "drop_suppressed": ("drop_suppressed", "bool"),
-    "solutions": ("solutions", "bool"),
-    "assume_monotone": ("assume_monotone", "bool"),
-    "time_limit": ("time_limit", "number"),
-    "steps": ("steps", "int"),
     "replace": ("replace", "bool"),
     "columns": ("columns", "list"),
     "identifiers": ("identifiers", "list"),
@@ -66,26 +64,19 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "fake_locale": ("fake_locale", "str"),
     "key_file": ("key_file", "str"),
     "missing": ("missing", "str"),
-    "memory_budget": ("memory_budget", "size"),
-    "label": ("label", "str"),
     "unit": ("unit", "str"),
-    "mdav_block": ("mdav_block", "int"),
-    "cluster": ("cluster", "bool"),
-    "controllers": ("controllers", "int"),
-    "mondrian_stop": ("mondrian_stop", "str"),
-    "seed": ("seed", "int"),
-    "rho": ("rho", "int"),
-    "recoding": ("recoding_mode", "str"),
-    "local_gs_factor": ("local_gs_factor", "number"),
-    "max_iterations": ("max_iterations", "int"),
-    "adaption_factor": ("adaption_factor", "number"),
-    # differential privacy (algorithm "safepub")
-    "dp_epsilon": ("dp_epsilon", "number"),
-    "dp_delta": ("dp_delta", "number"),
-    "dp_search_budget": ("dp_search_budget", "number"),
-    "dp_steps": ("dp_steps", "int"),
-    "levels": ("levels", "levels"),
 }
+
+
+def _own() -> dict[str, tuple[str, str]]:
+    from anonsql.algorithms import own_options
+
+    return {o.name: (o.field, o.kind) for o in own_options()}
+
+
+#: the one option table: every surface (command line, spec files, SQL, the Python API)
+#: takes exactly these options
+OPTIONS: dict[str, tuple[str, str]] = {**SHARED, **_own()}
 #: options that only mean something with a privacy model: option -> the model's option
 NEEDS_MODEL = {
     "l_variant": "l",
@@ -135,8 +126,33 @@ ALIASES = {
 class RunOptions:
     """A checked set of options: the spec, and where each QI's hierarchy comes from."""
 
-    spec: Any  # anonsql.anonymization.Spec (imported lazily)
+    spec: Spec
     hierarchies: dict[str, Any] = field(default_factory=dict)  # qi -> definition
+
+
+def check_sensitive_options(spec: Spec, prefix: str = "", spell: Spell = repr) -> None:
+    """Several sensitive attributes: the algorithms that protect several (the lattice
+    searches, :attr:`~anonsql.algorithms.base.Algorithm.several_sensitive`), and no
+    hierarchical EMD (it reads one attribute's hierarchy)."""
+    if not isinstance(spec.sensitive, list):
+        return
+    from anonsql.algorithms import registry
+
+    several = [n for n, cls in registry().items() if cls.several_sensitive]
+    algorithm = spec.algorithm or "flash"
+    if algorithm not in several or spec.recoding_mode != "global":
+        raise InputError(
+            f"{prefix}several sensitive attributes: algorithm {algorithm!r}"
+            + (" with local recoding" if algorithm in several else "")
+            + f" protects one; the algorithms that protect several are "
+            f"{', '.join(several)} with global recoding"
+        )
+    if spec.t is not None and spec.t_variant == "hierarchical-emd":
+        raise InputError(
+            f"{prefix}hierarchical-EMD t-closeness reads the hierarchy of one sensitive "
+            f"attribute ({spell('sensitive_hierarchy')}); with several, use another "
+            f"{spell('t_variant')} (equal-emd, ordered-emd, l1)"
+        )
 
 
 def canonical(name: str) -> str:
@@ -176,8 +192,6 @@ def check_value(option: str, kind: str, value: Any, where: str) -> Any:
             raise fail("a list of column names")
         return list(value)
     if kind == "columns":  # one column name, or several (a list, or "a,b")
-        from anonsql.anonymization import normalize_sensitive
-
         if isinstance(value, str) and not value.strip(","):
             raise fail("a column name or a list of column names")
         try:
@@ -213,8 +227,6 @@ def run_options(values: Mapping[str, Any], where: str, alone: bool = False) -> R
     """Check every option (unknown names and wrong types are errors) and build the spec.
     ``alone``: the values are checked one by one (type and range), not for how they
     combine (an ``l_variant`` without ``l`` passes)."""
-    from anonsql.anonymization import Spec
-
     fields: dict[str, Any] = {}
     seen: dict[str, str] = {}
     for raw, value in values.items():
@@ -243,10 +255,10 @@ def run_options(values: Mapping[str, Any], where: str, alone: bool = False) -> R
 
 
 def check_goal(
-    spec: Any,
+    spec: Spec,
     where: str,
     given: Collection[str] | None = None,
-    spell: Callable[[str], str] = repr,
+    spell: Spell = repr,
 ) -> None:
     """Reject thresholds that are NaN or infinite, and the options of a privacy model that
     was not asked for (``l_variant`` or ``c`` without ``l``, ``t_variant`` or
@@ -282,49 +294,23 @@ def check_goal(
             f"{prefix}{spell('l_estimator')} is an option of entropy l-diversity; "
             f"give {spell('l_variant')} entropy-l or leave {spell('l_estimator')} out"
         )
-    gs = getattr(spec, "gs_factor", 0.5)
+    gs = spec.gs_factor
     if isinstance(gs, numbers.Real) and not 0 <= gs <= 1:
         raise InputError(f"{prefix}{spell('gs_factor')} must be a number in [0, 1], not {gs!r}")
-    # the heuristic search's limits mean nothing to the exact searches or the greedy one
-    limits = [o for o in ("time_limit", "steps") if o in given]
-    if limits and spec.algorithm != "heuristic":
-        names = " and ".join(spell(o) for o in limits)
-        raise InputError(
-            f"{prefix}{names} limit{'' if len(limits) > 1 else 's'} the heuristic search; "
-            f"the {spec.algorithm!r} algorithm has no limit: use algorithm 'heuristic' or "
-            f"leave {names} out"
-        )
-    tl = getattr(spec, "time_limit", None)
-    if tl is not None and not (isinstance(tl, numbers.Real) and math.isfinite(tl) and tl > 0):
-        raise InputError(f"{prefix}{spell('time_limit')} must be a positive number of seconds")
-    steps = getattr(spec, "steps", None)
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
-        raise InputError(f"{prefix}{spell('steps')} must be at least 1 (node checks)")
-    from anonsql.algorithms.rho_gain import check_pass_options
+    # every algorithm checks its own options, whichever algorithm the spec names (the
+    # heuristic search's limits, rho-Gain's passes, local recoding's factors, Mondrian's
+    # and TA_DA's options, MDAV's blocks)
+    from anonsql.algorithms import registry
 
-    check_pass_options(spec, prefix, given, spell)
-    from anonsql.algorithms.dp import check_dp_options
-
-    check_dp_options(spec, prefix, None if combined else set(), spell)
-    from anonsql.algorithms.mondrian import check_partition_options
-
+    algorithms = registry()
+    chosen = algorithms.get(spec.algorithm)
+    for cls in algorithms.values():
+        cls.check(spec, prefix, given, spell, chosen, alone=not combined)
     if combined:  # how options combine; an option checked alone is not judged so
-        check_partition_options(spec, prefix)
         from anonsql.data.units import check_unit_options
 
         check_unit_options(spec, prefix, spell)
-        from anonsql.anonymization import check_sensitive_options
-
         check_sensitive_options(spec, prefix, spell)
-    block = getattr(spec, "mdav_block", None)  # seed 001's MDAV: blocks of distinct tuples
-    if block is not None:
-        if isinstance(block, bool) or not isinstance(block, int) or block < 2:
-            raise InputError(f"{prefix}{spell('mdav_block')} must be a whole number >= 2k")
-        if combined and spec.algorithm != "mdav":
-            raise InputError(
-                f"{prefix}{spell('mdav_block')} is an option of algorithm 'mdav', not of "
-                f"{spec.algorithm!r}"
-            )
     if "gs_factor" in given and spec.metric not in (None, "loss"):
         raise InputError(
             f"{prefix}{spell('gs_factor')} weighs the Loss metric's generalization against "
@@ -336,6 +322,7 @@ __all__ = [
     "ALIASES",
     "NEEDS_MODEL",
     "OPTIONS",
+    "SHARED",
     "RunOptions",
     "canonical",
     "check_goal",

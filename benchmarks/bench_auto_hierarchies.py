@@ -25,16 +25,18 @@ QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "w
 
 
 def main() -> None:
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     if not ADULT.exists():
         raise SystemExit(f"{ADULT} is absent (../shared/data)")
     rows = []
     for hand in (True, False):
         db = Database.open(":memory:")
-        db.import_file("adult", ADULT / "adult.csv", sep=";")
+        import_file(db, "adult", ADULT / "adult.csv", sep=";")
         if hand:
             for c in QIS:
                 db.hierarchies.save(read_arx_csv(c, ADULT / f"adult_hierarchy_{c}.csv"))

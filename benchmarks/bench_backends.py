@@ -72,7 +72,8 @@ def _open(engine: str, work: Path, pg):
 
 
 def _measure(db, table: str, qis: list[str], label: str, engine: str, rows: list) -> None:
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     floor = _floor(db, table, qis)
     # the outputs hold the QIs alone (the synthetic table's income has no role here)
@@ -114,6 +115,7 @@ def _measure(db, table: str, qis: list[str], label: str, engine: str, rows: list
 
 def adult(engines: list[str], work: Path, pg, rows: list) -> None:
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
 
     folder = ROOT.parent / "shared" / "data" / "adult"
     if not folder.is_dir():
@@ -121,7 +123,7 @@ def adult(engines: list[str], work: Path, pg, rows: list) -> None:
         return
     for engine in engines:
         db = _open(engine, work, pg)
-        db.import_file("adult", folder / "adult.csv", sep=";")
+        import_file(db, "adult", folder / "adult.csv", sep=";")
         for c in ADULT:
             db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
         _measure(db, "adult", ADULT, "Adult", engine, rows)

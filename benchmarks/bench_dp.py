@@ -23,9 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from anonsql.anonymization import Spec, anonymize  # noqa: E402
 from anonsql.database import Database  # noqa: E402
 from anonsql.hierarchy.loaders import read_arx_csv  # noqa: E402
+from anonsql.run import anonymize  # noqa: E402
+from anonsql.spec import Spec  # noqa: E402
 
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
        "occupation", "salary-class"]  # fmt: skip

@@ -75,8 +75,9 @@ def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
     import warnings
 
     warnings.filterwarnings("ignore", category=FutureWarning)
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     trace = os.environ.get("ANONSQL_BENCH_TRACE")
     if trace:
@@ -172,7 +173,6 @@ def probe(db, mode: str, limit: str) -> dict:
     after an out-of-memory error); ``materialize=LEVELS``, the output table of the node at
     LEVELS, as the writer builds it (the step after the search, which runs under DuckDB's own
     limit once the histogram is dropped)."""
-    from anonsql.anonymization import Spec
     from anonsql.data.engine_classes import (
         EngineHistogram,
         estimated_combinations,
@@ -183,6 +183,7 @@ def probe(db, mode: str, limit: str) -> dict:
     from anonsql.output.materialize import replace_output
     from anonsql.output.recoding import LevelRecoding
     from anonsql.output.writer import make_guard, output_columns
+    from anonsql.spec import Spec
 
     db.backend.execute(f"SET memory_limit = '{limit}'")
     keys = [db.hierarchies.resolve(q) for q in SCALE_QIS]

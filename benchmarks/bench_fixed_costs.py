@@ -98,16 +98,17 @@ class CountingConnection:
 def load_adult(path: Path) -> None:
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
 
     db = Database.open(str(path))
-    db.import_file("adult", ADULT_DIR / "adult.csv", sep=";")
+    import_file(db, "adult", ADULT_DIR / "adult.csv", sep=";")
     for c in ADULT_QIS:
         db.hierarchies.save(read_arx_csv(c, ADULT_DIR / f"adult_hierarchy_{c}.csv"))
     db.close()
 
 
 def spec(suppression: float):
-    from anonsql.anonymization import Spec
+    from anonsql.spec import Spec
 
     return Spec(qis=ADULT_QIS, k=5, suppression=suppression, metric="loss", output="adult_anon")
 
@@ -144,7 +145,7 @@ def arx_classpath(option: str) -> str | None:
 
 
 def run_once(db, con: CountingConnection, suppression: float, cached: bool = True) -> dict:
-    from anonsql.anonymization import anonymize
+    from anonsql.run import anonymize
 
     if cached:
         off = contextlib.nullcontext()

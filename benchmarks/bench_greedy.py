@@ -31,14 +31,15 @@ SWEEP = [3, 4, 5, 10, 20, 50, 100, 250, 500, 1000, 2000]
 
 
 def main() -> None:
+    from anonsql.algorithms.greedy.gaa import GreedyModel, gaa
+    from anonsql.algorithms.lattice.searches import Flash
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
-    from anonsql.greedy.gaa import GreedyModel, gaa
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
-    from anonsql.search import Flash
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweep", action="store_true", help="also time the whole sweep")
@@ -47,7 +48,7 @@ def main() -> None:
     if not folder.is_dir():
         raise SystemExit(f"Adult not found at {folder}")
     db = Database.open(":memory:")
-    db.import_file("adult", folder / "adult.csv", sep=";")
+    import_file(db, "adult", folder / "adult.csv", sep=";")
     for c in QIS:
         db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
     cols = ", ".join(db.backend.quote(c) for c in QIS)

@@ -45,11 +45,11 @@ def stopped(guarantee: str) -> str:
 
 
 def synthetic(rows: int, steps: list[int]) -> None:
+    from anonsql.algorithms.lattice.searches import Exhaustive, Heuristic
     from anonsql.data.histogram import Histogram
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
-    from anonsql.search import Exhaustive, Heuristic
     from tests.test_heuristic import wide_table
 
     df, hs = wide_table(12, rows, seed=3)
@@ -105,12 +105,12 @@ ARX_HEURISTIC_CASES = [
 def adult() -> None:
     import pandas as pd
 
+    from anonsql.algorithms.lattice.searches import Flash, Heuristic
     from anonsql.data.histogram import Histogram
     from anonsql.hierarchy.loaders import read_arx_csv
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
-    from anonsql.search import Flash, Heuristic
     from tests.conftest import ADULT_QIS
 
     folder = SHARED / "adult"
@@ -149,12 +149,12 @@ def adult() -> None:
 def mach2019(time_limits: list[float]) -> None:
     import pandas as pd
 
+    from anonsql.algorithms.lattice.searches import Heuristic
     from anonsql.data.histogram import Histogram
     from anonsql.hierarchy.loaders import read_arx_csv
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
-    from anonsql.search import Heuristic
 
     folder = SHARED / "mach2019"
     if not folder.is_dir():

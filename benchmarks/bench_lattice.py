@@ -76,21 +76,23 @@ def best_of(fn, repeat: int):
 
 
 def adult(repeat: int) -> None:
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.algorithms.lattice.searches import Exhaustive, Flash
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
-    from anonsql.search import Exhaustive, Flash
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     folder = ROOT.parent / "shared" / "data" / "adult"
     if not folder.is_dir():
         print(f"Adult skipped: {folder} not found")
         return
     db = Database.open(":memory:")
-    db.import_file("adult", folder / "adult.csv", sep=";")
+    import_file(db, "adult", folder / "adult.csv", sep=";")
     for c in ADULT:
         db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
     cols = ", ".join(db.backend.quote(c) for c in ADULT)
@@ -142,20 +144,21 @@ ARX_NON_MONOTONE = {"distinct 2-diversity": "0.42 s", "0.2-closeness (hier. EMD)
 
 def monotonicity(repeat: int) -> None:
     """Part 3: exact search against assume_monotone and the exhaustive scan."""
+    from anonsql.algorithms.lattice.searches import Exhaustive, Flash
     from anonsql.data.histogram import Histogram
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
     from anonsql.metrics.quality import quality_model
     from anonsql.models import DistinctLDiversity, HierarchicalEMD, KAnonymity
     from anonsql.models.requirements import Requirements
-    from anonsql.search import Exhaustive, Flash
 
     folder = ROOT.parent / "shared" / "data" / "adult"
     if not folder.is_dir():
         print(f"Part 3 skipped: {folder} not found")
         return
     db = Database.open(":memory:")
-    db.import_file("adult", folder / "adult.csv", sep=";")
+    import_file(db, "adult", folder / "adult.csv", sep=";")
     for c in ADULT:
         db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
     qis = [q for q in ADULT if q != "occupation"]
@@ -304,8 +307,9 @@ def generate(rows: int, path: str) -> None:
 def scale(rows: int, path: str, memory_limit: str) -> None:
     """The measured run, in its own process so peak memory is this workload's alone. The
     data lives in a DuckDB file; DuckDB's buffer pool is capped at ``memory_limit``."""
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db = Database.open(path)
     db.backend.execute(f"SET memory_limit = '{memory_limit}'")

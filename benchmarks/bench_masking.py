@@ -46,8 +46,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_views import scan_query  # noqa: E402
 
-from anonsql.anonymization import Spec, anonymize  # noqa: E402
 from anonsql.database import Database  # noqa: E402
+from anonsql.io import import_file  # noqa: E402
+from anonsql.run import anonymize  # noqa: E402
+from anonsql.spec import Spec  # noqa: E402
 
 ADULT_DIR = ROOT.parent / "shared" / "data" / "adult"
 ADULT_QIS = [
@@ -132,7 +134,7 @@ def adult(repeat: int) -> None:
         print(f"Adult skipped: {ADULT_DIR} is absent")
         return
     db = Database.open(":memory:")
-    db.import_file("adult_raw", ADULT_DIR / "adult.csv", sep=";")
+    import_file(db, "adult_raw", ADULT_DIR / "adult.csv", sep=";")
     for c in [*ADULT_QIS, "occupation"]:
         db.hierarchies.save(read_arx_csv(c, ADULT_DIR / f"adult_hierarchy_{c}.csv"))
     db.backend.execute(

@@ -35,7 +35,8 @@ PHASES = ["histogram", "clustering", "wlvq2", "measures", "materialize", "total"
 def one(
     db, source: str, qis: list[str], algorithm: str, label: str | None, block: int | None = None
 ):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     spec = Spec(
         qis=qis,

@@ -73,6 +73,7 @@ def further_models(args) -> None:
     """beta-likeness, delta-disclosure, Grassberger entropy l-diversity; gs_factor."""
     import pandas as pd
 
+    from anonsql.algorithms.lattice.searches import Exhaustive, Flash
     from anonsql.data.histogram import Histogram
     from anonsql.hierarchy.loaders import read_arx_csv
     from anonsql.metrics.quality import Loss
@@ -85,7 +86,6 @@ def further_models(args) -> None:
         KAnonymity,
     )
     from anonsql.models.requirements import Requirements
-    from anonsql.search import Exhaustive, Flash
 
     folder = ROOT.parent / "shared" / "data" / "adult"
     if not folder.is_dir():
@@ -153,6 +153,7 @@ def further_models(args) -> None:
 def population_models(args) -> None:
     import pandas as pd
 
+    from anonsql.algorithms.lattice.searches import Exhaustive, Flash
     from anonsql.data.histogram import Histogram
     from anonsql.hierarchy.loaders import read_arx_csv
     from anonsql.metrics.quality import Loss
@@ -166,7 +167,6 @@ def population_models(args) -> None:
         SampleUniqueness,
     )
     from anonsql.models.requirements import Requirements
-    from anonsql.search import Exhaustive, Flash
 
     folder = ROOT.parent / "shared" / "data" / "adult"
     if not folder.is_dir():

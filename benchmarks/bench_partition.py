@@ -51,7 +51,8 @@ K, L = 10, 2
 
 
 def measure(db, table: str, qis: list[str], sensitive: str, label: str, runs: list[dict]):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     cols = ", ".join(f'"{q}"' for q in qis)
     t0 = time.perf_counter()

@@ -55,7 +55,8 @@ def passes_line(r) -> str:
 def adult(repeat: int) -> None:
     from _common import adult_db
 
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db = adult_db()
     # the outputs hold the QIs and the sensitive attribute (occupation has no role here)
@@ -87,8 +88,9 @@ def adult(repeat: int) -> None:
 def scale(rows: int, path: str, memory_limit: str) -> None:
     from bench_lattice import SCALE_QIS
 
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db = Database.open(path)
     db.backend.execute(f"SET memory_limit = '{memory_limit}'")

@@ -77,8 +77,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--db", help="reuse a DuckDB file built by an earlier run")
     args = ap.parse_args()
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     path = args.db or str(Path(tempfile.mkdtemp()) / "units.duckdb")
     if not args.db or not Path(path).exists():

@@ -61,6 +61,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_lattice import ADULT, SCALE_QIS, generate  # noqa: E402
 
 from anonsql.backend.sql_templates import column, table  # noqa: E402
+from anonsql.io import import_file  # noqa: E402
 
 TARGET = 3.0
 K = 5
@@ -132,7 +133,7 @@ def measure(
     repeat: int,
 ) -> list[Row]:
     """Publish each ``(label, Spec)`` view of ``source`` and time the five reads."""
-    from anonsql.anonymization import anonymize
+    from anonsql.run import anonymize
 
     be = db.backend
     columns = be.columns(source)
@@ -189,7 +190,7 @@ def specs(
     """The two views of a source with ``columns``; each one keeps the columns that are no QI
     or sensitive attribute of it as they are, so that a view scan reads every column of the
     source, as the source scan does."""
-    from anonsql.anonymization import Spec
+    from anonsql.spec import Spec
 
     def others(*named: str) -> list[str]:
         return [c for c in columns if c not in named]
@@ -242,7 +243,7 @@ def adult(engines: list[str], work: Path, pg, repeat: int) -> list[Row]:
     out = []
     for engine in engines:
         db = open_db(engine, work, pg)
-        db.import_file("adult", folder / "adult.csv", sep=";")
+        import_file(db, "adult", folder / "adult.csv", sep=";")
         for c in ADULT:
             db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
         views = specs("adult", db.backend.columns("adult"), qis, qis, "occupation")

@@ -73,12 +73,13 @@ class Cache:
 def adult_db():
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
 
     folder = ROOT.parent / "shared" / "data" / "adult"
     if not folder.is_dir():
         raise SystemExit(f"Adult not found at {folder} (../shared is absent)")
     db = Database.open(":memory:")
-    db.import_file("adult", folder / "adult.csv", sep=";")
+    import_file(db, "adult", folder / "adult.csv", sep=";")
     for c in ADULT:
         db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
     return db

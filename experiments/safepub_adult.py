@@ -34,7 +34,8 @@ import time
 
 from _common import ADULT, RESULTS, Log, adult_db
 
-from anonsql.anonymization import Spec, anonymize
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
        "occupation", "salary-class"]  # fmt: skip

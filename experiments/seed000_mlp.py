@@ -1,5 +1,5 @@
 """Seed 000, Section IV on Adult: GAA (NLLM, S1) over the eight QIs, salary-class as the
-target, for the paper's 14 values of k, with seed 000's protocol (anonsql/utility.py):
+target, for the paper's 14 values of k, with seed 000's protocol (anonsql/evaluation/mlp.py):
 
 * Figure 3: for each seed ONE MLP is trained on the original table in the proportional
   representation and tested, for every k, on each encoding of the k-anonymous table -
@@ -70,6 +70,7 @@ def substitute_db():
 
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
 
     folder = ROOT.parent / "shared" / "data" / "ss13acs"
     if not folder.is_dir():
@@ -82,15 +83,16 @@ def substitute_db():
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ss13acs_sample.csv"
         frame.iloc[rows].to_csv(path, sep=";", index=False)
-        db.import_file("ss13acs", path, sep=";")
+        import_file(db, "ss13acs", path, sep=";")
     for c in SUBSTITUTE_QIS:
         db.hierarchies.save(read_arx_csv(c, folder / f"ss13acs_hierarchy_{c}.csv"))
     return db
 
 
 def main() -> None:
-    from anonsql.anonymization import Spec, anonymize
-    from anonsql.utility import encode_run, score_models, train_models
+    from anonsql.evaluation.mlp import encode_run, score_models, train_models
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--ks", default=",".join(map(str, KS)))

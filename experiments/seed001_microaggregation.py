@@ -4,7 +4,7 @@ Davies-Bouldin (Tables 2-3), separability (Table 4), combined utility and Score 
 printed beside the paper's figures.
 
 Each method takes the steps of an ``anonymize`` run (tuples read from DuckDB, grouping, wLVQ2
-for "++", the run's measures, :mod:`anonsql.microaggregation.measures`); the measures are
+for "++", the run's measures, :mod:`anonsql.algorithms.microaggregation.measures`); the measures are
 computed on the microaggregated records as the paper does, i.e. before the output guard
 suppresses the classes below k (k-TCA's small units, KDE's small joint classes); the share
 the guard would suppress is printed too. The paper gives no k: k = 5 here (``--k``).
@@ -142,7 +142,7 @@ def load(name: str) -> tuple[pd.DataFrame, list[str], str]:
 
 
 def original_separability(df: pd.DataFrame, qis: list[str], label: str) -> float:
-    from anonsql.microaggregation.measures import separability
+    from anonsql.algorithms.microaggregation.measures import separability
 
     return separability(df[qis].to_numpy(float), df[label].to_numpy())
 
@@ -151,12 +151,12 @@ def run_set(name: str, k: int, seed: int) -> dict:
     """Every method on one data set, through the steps ``Microaggregation.run`` takes (the
     tuples read from DuckDB, the grouping, wLVQ2 for "++", the run's measures); the label is
     read for every method so that the unsupervised ones get a separability too."""
-    from anonsql.algorithms.microaggregation import (
+    from anonsql.algorithms.microaggregation.algorithm import (
         MICROAGGREGATION,
-        read_tuples,
         release_measures,
         supervised,
     )
+    from anonsql.data.tuples import read_tuples
     from anonsql.database import Database
 
     df, qis, label = load(name)
@@ -210,7 +210,7 @@ def _fmt(v) -> str:
 
 
 def report(results: dict, k: int, log: Log) -> None:
-    from anonsql.microaggregation.measures import score
+    from anonsql.algorithms.microaggregation.measures import score
 
     sets = [s for s in SETS if s in results]
     head = "".join(f"{NAMES[s][:11]:>24}" for s in sets)

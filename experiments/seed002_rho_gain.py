@@ -53,19 +53,21 @@ PAPER = {
 def acs_db():
     from anonsql.database import Database
     from anonsql.hierarchy.loaders import read_arx_csv
+    from anonsql.io import import_file
 
     folder = ROOT.parent / "shared" / "data" / "ss13acs"
     if not folder.is_dir():
         raise SystemExit(f"ss13acs not found at {folder} (../shared is absent)")
     db = Database.open(":memory:")
-    db.import_file("acs", folder / "ss13acs.csv", sep=";")
+    import_file(db, "acs", folder / "ss13acs.csv", sep=";")
     for c in [*ACS_QIS, "Education"]:
         db.hierarchies.save(read_arx_csv(c, folder / f"ss13acs_hierarchy_{c}.csv"))
     return db
 
 
 def run(db, table, qis, sensitive, metric, out, **extra):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     spec = Spec(
         qis=qis,
@@ -128,7 +130,7 @@ def pass_table(log: Log, r, total: int) -> list[dict]:
 
 def svg(name: str, passes: list[dict], title: str) -> None:
     """Released records, outliers after, and classes per pass: three bar charts stacked."""
-    from anonsql.output.report import bar_chart
+    from anonsql.evaluation.report import bar_chart
 
     labels = [f"pass {p['pass']}" for p in passes]
     charts = [

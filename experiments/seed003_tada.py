@@ -150,7 +150,7 @@ def features(data: dict, task: str) -> tuple[list[str], dict[str, list[str]]]:
 def score(
     frame: pd.DataFrame, data: dict, task: str, run: int, raw_labels=None, epochs: int = 200
 ) -> dict:
-    from anonsql.partition.task_utility import classification_scores, clustering_scores, encode
+    from anonsql.evaluation.task import classification_scores, clustering_scores, encode
 
     numeric, cats = features(data, task)
     x = encode(frame, numeric, cats, task)
@@ -175,7 +175,8 @@ def anonymize_once(
     option (parts drawn per distinct QI tuple); ``"rows"``: the paper's split of the rows
     (a random permutation, seed ``run``, cut into equal parts), each part anonymized alone.
     ``stop``: Mondrian's stop rule (option ``mondrian_stop``)."""
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     if split == "rows" and controllers > 1:
         perm = np.random.default_rng(run).permutation(len(data["df"]))
@@ -300,7 +301,7 @@ def main() -> None:
                     elif raw[run] is None:
                         raw.pop(run)
                 elif not args.only_cached:
-                    from anonsql.partition.task_utility import encode, kmeans_labels
+                    from anonsql.evaluation.task import encode, kmeans_labels
 
                     numeric, cats = features(data, task)
                     labels = kmeans_labels(encode(data["df"], numeric, cats, task), run)

@@ -36,9 +36,9 @@ PAPER_TABLE3 = {
 
 
 def main() -> None:
+    from anonsql.algorithms.greedy.gaa import GreedyModel, gaa
     from anonsql.data.histogram import Histogram
-    from anonsql.evaluate import _seed004_loss
-    from anonsql.greedy.gaa import GreedyModel, gaa
+    from anonsql.evaluation.checks import _seed004_loss
     from anonsql.metrics.unified import METRICS
 
     ap = argparse.ArgumentParser()

@@ -100,9 +100,9 @@ def ranks(values: dict[str, float], best_high: bool) -> dict[str, int]:
 def main() -> None:
     import pandas as pd
 
-    from anonsql.algorithms.greedy import greedy_measures
+    from anonsql.algorithms.greedy.algorithm import greedy_measures
+    from anonsql.algorithms.greedy.gaa import GreedyModel, gaa
     from anonsql.data.histogram import Histogram
-    from anonsql.greedy.gaa import GreedyModel, gaa
     from anonsql.hierarchy.loaders import read_arx_csv
 
     ap = argparse.ArgumentParser()

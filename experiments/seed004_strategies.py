@@ -161,9 +161,9 @@ PAPER = {"nllm": PAPER_TABLE4, "total": PAPER_TABLE5}
 
 
 def main() -> None:
-    from anonsql.algorithms.greedy import greedy_measures
+    from anonsql.algorithms.greedy.algorithm import greedy_measures
+    from anonsql.algorithms.greedy.gaa import GreedyModel, gaa
     from anonsql.data.histogram import Histogram
-    from anonsql.greedy.gaa import GreedyModel, gaa
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--ks", default=",".join(map(str, KS)))

@@ -4,7 +4,7 @@ table-level measures that Definitions 15-16 write literally.
 Definition 16 compares candidates by l_div(gen_T(C_s u C)) and t_clo(gen_T(C_s u C)): the
 l-diversity / t-closeness value of the whole TABLE after the merging (Definition 11: the
 minimum over its classes; Definition 14: the maximum). anonsql's GAA reads them as the value
-of the merged class (anonsql/greedy/gaa.py explains why). This script runs GAA with the
+of the merged class (anonsql/algorithms/greedy/gaa.py explains why). This script runs GAA with the
 table-level reading, for the l_div-first and t_clo-first strategies (S3, S6) and their pure
 references, so their curves and NAUC can be set beside the paper's Table 4:
 
@@ -62,7 +62,7 @@ def table_tclo(ctx, idx):
 
 
 def register() -> list[str]:
-    from anonsql.greedy import strategies as st
+    from anonsql.algorithms.greedy import strategies as st
 
     def s2t(ctx):
         first = st.s1(ctx)
@@ -93,9 +93,9 @@ def register() -> list[str]:
 
 
 def main() -> None:
-    from anonsql.algorithms.greedy import greedy_measures
+    from anonsql.algorithms.greedy.algorithm import greedy_measures
+    from anonsql.algorithms.greedy.gaa import GreedyModel, gaa
     from anonsql.data.histogram import Histogram
-    from anonsql.greedy.gaa import GreedyModel, gaa
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--ks", default=",".join(map(str, KS)))

@@ -1,18 +1,33 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-SHARED_DATA = SHARED / "data"
+#: test files of the slow tier as a whole: the server engines, a paper's reproduction, dbt
+#: builds, every README example in a fresh folder, the report in a headless browser
+SLOW_FILES = {
+    "test_backends.py",
+    "test_spark_connect.py",
+    "test_seed004_paper.py",
+    "test_etl_examples.py",
+    "test_readme_examples.py",
+    "test_report_browser.py",
+}
+#: the fixtures that start a server engine (a throw-away PostgreSQL or a Spark session)
+ENGINE_FIXTURES = {"pg_url", "spark_session", "spark_db", "engine"}
 
 
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data sets not found at {SHARED_DATA} (../shared is absent)")
-    return SHARED_DATA
+def pytest_collection_modifyitems(config, items):
+    """Mark the slow tier (``-m "not slow"`` leaves it out): the files above, and every test
+    that runs on a server engine (those fixtures, or postgres/spark in its id)."""
+    for item in items:
+        name = item.nodeid.lower()
+        if (
+            item.path.name in SLOW_FILES
+            or ENGINE_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or "spark" in name
+            or "postgres" in name
+        ):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture
@@ -22,30 +37,6 @@ def db():
     d = Database.open(":memory:")
     yield d
     d.close()
-
-
-#: Adult's nine columns in the order ARX's figures use
-ADULT_QIS = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-]
-
-
-def load_adult(db) -> None:
-    """Import ../shared/data/adult/adult.csv as ``adult`` with its nine ARX hierarchies."""
-    from anonsql.hierarchy.loaders import read_arx_csv
-
-    folder = shared_data() / "adult"
-    db.import_file("adult", folder / "adult.csv", sep=";")
-    for c in ADULT_QIS:
-        db.hierarchies.save(read_arx_csv(c, folder / f"adult_hierarchy_{c}.csv"))
 
 
 # -- real engines: a throw-away PostgreSQL server and a local Spark session ------------------

@@ -8,15 +8,16 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from anonsql.algorithms import _registry
+from anonsql.algorithms import selectable
 from anonsql.algorithms.catalog import CATALOG, SEE
-from anonsql.anonymization import Spec, anonymize
 from anonsql.cli.main import cli
 from anonsql.errors import InputError
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 
 def test_the_catalog_is_the_registry():
-    assert set(CATALOG) == set(_registry())
+    assert set(CATALOG) == set(selectable())
     for info in CATALOG.values():
         assert info.summary and info.models and info.engines
 

@@ -8,23 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.errors import InputError, MissingValuesError
 from anonsql.hierarchy.hierarchy import Hierarchy
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests import brute
+from tests.helpers.snapshot import snapshot
 from tests.strategies import anonymization_cases
-
-
-def _snapshot(db: Database) -> dict:
-    tables = db.backend.fetchall(
-        "SELECT table_name, table_type FROM information_schema.tables ORDER BY 1"
-    )
-    out = {}
-    for name, kind in tables:
-        q = db.backend.quote(name)
-        out[name] = (kind, db.backend.fetch_df(f"SELECT * FROM {q}").to_csv(index=False))
-    return out
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -137,7 +128,7 @@ def test_rerun_replaces_and_records_provenance(pets):
 
 def test_failure_during_materialization_leaves_previous_output(pets, monkeypatch):
     anonymize(pets, "pets", pets_spec(qis=["race", "sex"], k=2, output="out"))
-    before = _snapshot(pets)
+    before = snapshot(pets)
     real = pets.backend.execute
 
     def failing(stmt, params=None):
@@ -151,7 +142,7 @@ def test_failure_during_materialization_leaves_previous_output(pets, monkeypatch
             pets, "pets", pets_spec(qis=["race", "sex"], k=3, output="out", materialize="table")
         )
     monkeypatch.undo()
-    assert _snapshot(pets) == before
+    assert snapshot(pets) == before
 
 
 @pytest.mark.parametrize(
@@ -178,18 +169,18 @@ def test_failure_during_materialization_leaves_previous_output(pets, monkeypatch
     ],
 )
 def test_bad_input_is_rejected_and_changes_nothing(pets, spec, message):
-    before = _snapshot(pets)
+    before = snapshot(pets)
     with pytest.raises(InputError, match=message):
         anonymize(pets, "pets", spec)
-    assert _snapshot(pets) == before
+    assert snapshot(pets) == before
 
 
 def test_value_missing_from_hierarchy(pets):
     pets.backend.execute("INSERT INTO pets VALUES ('Cow', 'F', 'a')")
-    before = _snapshot(pets)
+    before = snapshot(pets)
     with pytest.raises(MissingValuesError, match="'Cow'"):
         anonymize(pets, "pets", pets_spec(qis=["race", "sex"], k=2, output="out"))
-    assert _snapshot(pets) == before
+    assert snapshot(pets) == before
 
 
 def test_existing_foreign_relation_is_not_overwritten(pets):

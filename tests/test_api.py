@@ -14,10 +14,10 @@ from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
 from anonsql.errors import InputError
+from anonsql.evaluation.report import build_report, render_html
 from anonsql.hierarchy.hierarchy import Hierarchy
-from anonsql.output.report import build_report, render_html
 from tests import brute
-from tests.test_anonymize import _snapshot
+from tests.helpers.snapshot import snapshot
 
 QIS = ["age", "sex", "zip"]
 #: the demo census's columns; every column of an output has a role, and the ones that are
@@ -144,14 +144,14 @@ def test_spec_files_toml_and_json(census_file):
 def test_bad_spec_files_change_nothing(census_file, text, message):
     (census_file.parent / "bad.toml").write_text(text)
     db = Database.open(census_file)
-    before = _snapshot(db)
+    before = snapshot(db)
     db.close()
     r = CliRunner().invoke(
         cli, ["run", str(census_file.parent / "bad.toml"), "--db", str(census_file)]
     )
     assert r.exit_code == 1 and message in r.output, r.output
     db = Database.open(census_file)
-    assert _snapshot(db) == before
+    assert snapshot(db) == before
     db.close()
 
 

@@ -46,8 +46,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from anonsql.algorithms.lattice.searches import Flash
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.metrics.quality import quality_model
 from anonsql.models import (
     AverageRisk,
@@ -69,8 +70,7 @@ from anonsql.models import (
 )
 from anonsql.models.l_diversity import grassberger_g
 from anonsql.models.requirements import Requirements
-from anonsql.search import Flash
-from tests.conftest import ADULT_QIS, shared_data
+from tests.helpers.data import ADULT_QIS, shared_data
 
 # ARX's cases per test class (``TestAnonymization<name>``), one line each: the index in the
 # class's ``cases()``, suppression limit, quality model, privacy models, QIs (9: all Adult

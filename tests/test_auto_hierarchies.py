@@ -11,11 +11,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.demo.people import people
 from anonsql.errors import InputError
 from anonsql.hierarchy.auto import build_auto, number_intervals
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 #: a new user's table (tests/helpers: the people generator); identifiers left out
 QIS = ["birth_date", "zip", "gender", "income"]
@@ -79,7 +80,7 @@ def test_a_table_without_hierarchies_is_anonymized_and_holds():
     groups = released.groupby(QIS)
     assert groups.size().min() >= 5 and groups["diagnosis"].nunique().min() >= 2
     assert len(out) - len(released) == r.measures["suppressed_rows"] <= 0.05 * len(frame)
-    from anonsql.evaluate import check_table
+    from anonsql.evaluation.checks import check_table
     from anonsql.models import DistinctLDiversity, KAnonymity
 
     ev = check_table(db, "o", QIS, [KAnonymity(5), DistinctLDiversity(2)], "diagnosis")

@@ -15,7 +15,6 @@ import pytest
 from click.testing import CliRunner, Result
 
 import anonsql
-from anonsql.anonymization import Spec
 from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
@@ -23,6 +22,7 @@ from anonsql.errors import AnonsqlError, InputError
 from anonsql.hierarchy import builders
 from anonsql.hierarchy.loaders import load_file
 from anonsql.options import run_options
+from anonsql.spec import Spec
 from anonsql.spec_file import load_spec_file
 
 DEEP = 5000  # nesting far beyond Python's recursion limit

@@ -290,9 +290,10 @@ def test_demo_anonymizes(run):
 def demo_db(tmp_path_factory):
     """A small demo database, copied per test that writes to it."""
     path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
     from anonsql.demo.setup import DEMO_KEEP, DEMO_OUTPUT, DEMO_QIS, setup_demo
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     # what `anonsql demo --rows 400` writes, closed so that the file can be copied
     db = Database.open(path)
@@ -459,7 +460,7 @@ def test_one_loss_per_run(demo):
     level, so its Loss is the run's score; `--levels` suppresses nothing and says so."""
     from anonsql.database import Database
     from anonsql.demo.setup import DEMO_QIS
-    from anonsql.evaluate import loss_of_tables
+    from anonsql.evaluation.checks import loss_of_tables
 
     run = json.loads(demo("runs", "--json").output)["items"][-1]
     qi = ",".join(DEMO_QIS)
@@ -565,8 +566,9 @@ def test_anonymize_file_and_export(tmp_path, demo):
 def test_progress_is_scaled_to_the_work_and_ends_full(demo):
     """The lattice bar counts settled nodes and ends at the lattice size; greedy's counts
     merges of the violating classes seen, never above them."""
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.database import Database
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db = Database.open(demo.db)
     calls: list[tuple[int, int]] = []

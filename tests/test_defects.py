@@ -6,9 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.errors import InputError
+from anonsql.io import import_file
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 
 def _numeric(n: int = 120, seed: int = 5) -> pd.DataFrame:
@@ -328,7 +330,7 @@ def test_null_sensitive_values_count_as_no_value_everywhere():
     pandas on random tables with NULL sensitive values, for every model that reads them."""
     from hypothesis import given, settings
 
-    from anonsql.evaluate import check_table, evaluate_levels
+    from anonsql.evaluation.checks import check_table, evaluate_levels
     from anonsql.hierarchy.hierarchy import Hierarchy
 
     @settings(max_examples=12, deadline=None)
@@ -394,7 +396,7 @@ def test_import_checks_free_space_first(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "disk_usage", lambda _p: usage(10**9, 10**9 - 100, 100))
     db = Database.open(path)
     with pytest.raises(InputError, match="not enough free space"):
-        db.import_file("d", src)
+        import_file(db, "d", src)
     assert not db.backend.table_exists("d")
     db.close()
     assert path.stat().st_size == size_before
@@ -404,7 +406,7 @@ def test_report_explains_level_zero_loss_and_charts_every_class_size(db):
     """27.18: a QI left at level 0 shows a loss only through the suppressed records, and the
     report says so; the class-size chart covers every class, however many sizes there are."""
     from anonsql.demo.setup import setup_demo
-    from anonsql.output.report import build_report, render_html, size_bins
+    from anonsql.evaluation.report import build_report, render_html, size_bins
     from tests.helpers.roles import CENSUS, others
 
     setup_demo(db, rows=3000)
@@ -431,7 +433,7 @@ def test_report_has_loss_per_qi_for_every_algorithm(db, algorithm):
     the passes' Loss, Mondrian's NCP: the run's NCP is their mean), so the report charts
     it."""
     from anonsql.demo.setup import setup_demo
-    from anonsql.output.report import build_report
+    from anonsql.evaluation.report import build_report
     from tests.helpers.roles import CENSUS, others
 
     setup_demo(db, rows=600)

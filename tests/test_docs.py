@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers.data import ROOT
 from tests.helpers.examples import blocks_of, malformed_markers, run_blocks
 
 DOCS = ROOT / "docs"

@@ -8,7 +8,8 @@ import json
 
 import pandas as pd
 
-from anonsql.anonymization import Spec, anonymize
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 QIS = ["age", "zip"]
 

@@ -13,11 +13,12 @@ from click.testing import CliRunner
 
 import anonsql
 from anonsql.algorithms.dp.budget import budgets, set_budget
-from anonsql.anonymization import Spec, anonymize
 from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
 from anonsql.errors import InputError
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 QIS = ["age", "sex", "zip"]
 

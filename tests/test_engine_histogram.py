@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.data import engine_classes
+from anonsql.data.classes import Partition
 from anonsql.data.engine_classes import (
     ENGINE_FLOOR,
     ENGINE_SHARE,
@@ -29,11 +29,12 @@ from anonsql.data.engine_classes import (
     parse_size,
 )
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError, MissingValuesError
 from anonsql.hierarchy import builders
-from tests.test_backends import QIS, SPECS, output_rows, people, roles, setup
+from anonsql.run import anonymize
+from anonsql.spec import Spec
+from tests.helpers.engines import QIS, SPECS, output_rows, people, roles, setup
 
 #: a budget no histogram fits: every node's classes come from the engine
 TINY = 1
@@ -203,7 +204,7 @@ def test_missing_values_suppressed_in_the_engine_too(db):
 
 
 def test_adult_same_answer(db):
-    from tests.conftest import ADULT_QIS, load_adult
+    from tests.helpers.data import ADULT_QIS, load_adult
 
     load_adult(db)
     ref = Database.open(":memory:")

@@ -16,7 +16,7 @@ import pytest
 
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
-from tests.conftest import ROOT
+from tests.helpers.data import ROOT
 
 
 def _readme() -> str:

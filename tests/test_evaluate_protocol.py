@@ -10,11 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
 from anonsql.errors import InputError
-from anonsql.utility import row_keys, stable_split
+from anonsql.evaluation.mlp import row_keys, stable_split
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 pytest.importorskip("sklearn", reason="scikit-learn (anonsql[eval]) is not installed")
 
@@ -75,7 +76,7 @@ def test_duplicates_are_split_like_other_rows():
 
 
 def test_scores_do_not_depend_on_the_database_row_order(demo):
-    from anonsql.utility import evaluate_run
+    from anonsql.evaluation.mlp import evaluate_run
 
     db, runs = demo
     before = evaluate_run(db, runs[5], "income", seeds=1, kinds=["proportional", "oneclass"])
@@ -89,7 +90,7 @@ def test_scores_do_not_depend_on_the_database_row_order(demo):
 
 
 def test_paper_protocol_trains_one_model_per_seed(demo, monkeypatch):
-    import anonsql.utility as utility
+    import anonsql.evaluation.mlp as utility
 
     db, runs = demo
     fits: list[int] = []
@@ -117,7 +118,7 @@ def test_paper_protocol_trains_one_model_per_seed(demo, monkeypatch):
 
 
 def test_training_on_another_run(demo):
-    from anonsql.utility import evaluate_run
+    from anonsql.evaluation.mlp import evaluate_run
 
     db, runs = demo
     scores = evaluate_run(db, runs[5], "income", seeds=1, train_run=runs[20],
@@ -132,7 +133,7 @@ def test_training_on_another_run(demo):
 
 
 def test_multiclass_target(demo):
-    from anonsql.utility import evaluate_run
+    from anonsql.evaluation.mlp import evaluate_run
 
     db, runs = demo
     scores = evaluate_run(db, runs[5], "occupation", seeds=1, kinds=["proportional"])
@@ -145,7 +146,7 @@ def test_multiclass_target(demo):
 def test_missing_target_values_are_a_class_of_their_own(demo):
     """A NULL target is one more class, under a printable label: numpy's string arrays (and
     so scikit-learn's classes_) drop a trailing NUL, which broke the scoring."""
-    from anonsql.utility import MISSING_LABEL, encode_run, evaluate_run
+    from anonsql.evaluation.mlp import MISSING_LABEL, encode_run, evaluate_run
 
     db, _ = demo
     db.backend.execute(
@@ -163,7 +164,7 @@ def test_scores_match_sklearn():
     scikit-learn computes it when every value is present; accuracy of the argmax."""
     from sklearn.metrics import accuracy_score, roc_auc_score
 
-    from anonsql.utility import scores, train_models
+    from anonsql.evaluation.mlp import scores, train_models
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(240, 3))

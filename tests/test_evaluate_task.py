@@ -11,11 +11,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.partition.task_utility import encode, evaluate_task, task_frames
+from anonsql.evaluation.task import encode, evaluate_task, task_frames
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 pytest.importorskip("sklearn", reason="scikit-learn (anonsql[eval]) is not installed")
 

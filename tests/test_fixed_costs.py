@@ -11,12 +11,13 @@ import sys
 import pandas as pd
 import pytest
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.backend import caches
 from anonsql.backend.sql_templates import _compiled, template
 from anonsql.database import Database
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.hierarchy.store import content_key
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 #: statements of a small 0% k-anonymity run (QIs only, no kept column) once the process is
 #: warm: 70 on Adult before issue 30, 23 after, 24 with the lookup of a replaced DP

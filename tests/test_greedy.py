@@ -7,10 +7,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anonsql.algorithms.greedy.gaa import GreedyModel, gaa
+from anonsql.algorithms.greedy.strategies import STRATEGIES
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
-from anonsql.greedy.gaa import GreedyModel, gaa
-from anonsql.greedy.strategies import STRATEGIES
 from tests import brute
 from tests.strategies import anonymization_cases
 
@@ -83,7 +83,7 @@ def test_gaa_matches_brute_force(case, k, strategy, metric, extra):
 def test_gaa_fast_paths_match_brute_force(case, k, strategy):
     """The sparse t_clo (large sensitive domains) and the costs of a few candidates only,
     forced on small tables, reach the brute force's tables too."""
-    import anonsql.greedy.gaa as gaa_module
+    import anonsql.algorithms.greedy.gaa as gaa_module
 
     df, hs = case
     k = min(k, len(df))
@@ -102,7 +102,7 @@ def test_sparse_tclo_equals_the_l1_distance():
     L1 distance of every merging, on random counts with many values."""
     import numpy as np
 
-    from anonsql.greedy.gaa import _Context, _Support, _tclo
+    from anonsql.algorithms.greedy.gaa import _Context, _Support, _tclo
 
     rng = np.random.default_rng(7)
     counts = rng.integers(0, 3, size=(40, 60)).astype(float) * (rng.random((40, 60)) < 0.1)
@@ -158,7 +158,8 @@ def _census(rows=1500):
 
 @pytest.mark.parametrize("strategy", ["s1", "s3", "s7"])
 def test_greedy_output_in_place_satisfies_the_model(strategy):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db = _census()
     qis = ["age", "sex", "zip"]
@@ -177,7 +178,8 @@ def test_greedy_output_in_place_satisfies_the_model(strategy):
 
 
 def test_greedy_generalizes_each_row_to_an_ancestor():
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db = _census(800)
     db.backend.execute("CREATE TABLE c AS SELECT row_number() OVER () AS rid, * FROM census")
@@ -210,17 +212,18 @@ def test_greedy_generalizes_each_row_to_an_ancestor():
     ],
 )
 def test_greedy_bad_input_changes_nothing(extra, message):
-    from anonsql.anonymization import Spec, anonymize
-    from tests.test_anonymize import _snapshot
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
+    from tests.helpers.snapshot import snapshot
 
     db = _census(300)
-    before = _snapshot(db)
+    before = snapshot(db)
     keep = _keep(["age", "sex"], extra.get("sensitive"))
     spec = Spec(**{"qis": ["age", "sex"], "k": 3, "algorithm": "greedy", "output": "g",
                    "keep": keep, **extra})  # fmt: skip
     with pytest.raises(InputError, match=message):
         anonymize(db, "census", spec)
-    assert _snapshot(db) == before
+    assert snapshot(db) == before
 
 
 def test_greedy_through_sql_and_cli(tmp_path):
@@ -241,8 +244,9 @@ def test_greedy_through_sql_and_cli(tmp_path):
 
 
 def test_report_of_a_greedy_run():
-    from anonsql.anonymization import Spec, anonymize
-    from anonsql.output.report import build_report, render_html
+    from anonsql.evaluation.report import build_report, render_html
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db = _census(500)
     spec = Spec(qis=["age", "sex"], k=5, algorithm="greedy", output="g", keep=_keep(["age", "sex"]))

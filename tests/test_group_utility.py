@@ -13,11 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from anonsql import api
-from anonsql.anonymization import Spec, anonymize
 from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.microaggregation.group_utility import evaluate_groups
+from anonsql.evaluation.groups import evaluate_groups
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 pytest.importorskip("sklearn", reason="scikit-learn (anonsql[eval]) is not installed")
 

@@ -24,9 +24,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
+from anonsql.algorithms.lattice.heuristic import ImplicitLattice
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash, Heuristic
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.metrics.quality import quality_model
@@ -40,8 +41,8 @@ from anonsql.models import (
     RecursiveCLDiversity,
 )
 from anonsql.models.requirements import Requirements
-from anonsql.search import Exhaustive, Flash, Heuristic
-from anonsql.search.heuristic import ImplicitLattice
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests.strategies import anonymization_cases
 from tests.test_search_soundness import (
     METRICS,
@@ -301,7 +302,7 @@ def test_lattice_beyond_64_bits_is_published(db):
     (catalogs keep their schema); a small lattice still fills the column."""
     import json
 
-    from anonsql.output.report import build_report
+    from anonsql.evaluation.report import build_report
 
     df, hs = wide_table(40, 150, seed=5)
     db.backend.write_frame("w40", df.drop(columns=["s"]))

@@ -15,13 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import anonsql
-from anonsql.anonymization import Spec, anonymize
 from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.masking.keys import KEY_ENV, MaskKey, load_key
 from anonsql.masking.methods import Tokenizer, parse_mask, sql_mask
 from anonsql.masking.profile import profile_table
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests.helpers.people import KEY, OTHER_KEY, QIS, cells, file_hits, load_people, raw_values
 
 GOAL = {"qi": QIS, "sensitive": "diagnosis", "k": 5, "l": 2}

@@ -9,16 +9,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.database import Database
-from anonsql.evaluate import evaluate_levels, loss_of_tables
+from anonsql.evaluation.checks import evaluate_levels, loss_of_tables
 from anonsql.metrics.quality import quality_model
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric, costs_matrix, w1, w2
 from anonsql.models import KAnonymity
 from tests import brute
-from tests.conftest import ADULT_QIS, load_adult
+from tests.helpers.data import ADULT_QIS, load_adult
 from tests.strategies import anonymization_cases
 
 ADULT_ORDER = ADULT_QIS
@@ -195,7 +195,8 @@ def test_generalized_table_loss_matches_levels_on_adult():
     levels = [0, 3, 0, 0, 2, 1, 1, 2, 0]
     ev = evaluate_levels(db, "adult", ADULT_ORDER, levels, [KAnonymity(5)], suppression=0.05)
     assert ev.suppressed_rows == 1346 and ev.classes == 397
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     anonymize(db, "adult", Spec(qis=ADULT_ORDER, k=5, suppression=0.05, output="out"))
     per_row = loss_of_tables(db, "adult", "out", ADULT_ORDER)

@@ -12,18 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonsql.errors import InputError
-from anonsql.microaggregation.grouping import Grouping, group_means, move_small_groups
-from anonsql.microaggregation.kde import attribute_groups, attribute_kde, extrema
-from anonsql.microaggregation.mdav import blocked_mdav, mdav, median_blocks
-from anonsql.microaggregation.measures import (
+from anonsql.algorithms.microaggregation.grouping import Grouping, group_means, move_small_groups
+from anonsql.algorithms.microaggregation.kde import attribute_groups, attribute_kde, extrema
+from anonsql.algorithms.microaggregation.mdav import blocked_mdav, mdav, median_blocks
+from anonsql.algorithms.microaggregation.measures import (
     davies_bouldin,
     score,
     separability,
     structural_utility,
 )
-from anonsql.microaggregation.weighted_tuples import WeightedTuples
-from anonsql.microaggregation.wlvq2 import Codebook, in_window, step, supervise
+from anonsql.algorithms.microaggregation.wlvq2 import Codebook, in_window, step, supervise
+from anonsql.data.tuples import WeightedTuples
+from anonsql.errors import InputError
 
 pytest.importorskip("sklearn")
 
@@ -230,7 +230,7 @@ def test_median_blocks_split_the_widest_attribute_at_the_median():
 @settings(max_examples=10, deadline=None)
 @given(tables())
 def test_ctca_and_kde_and_supervised_groups_hold_k(t):
-    from anonsql.microaggregation.ktca import tca
+    from anonsql.algorithms.microaggregation.ktca import tca
 
     x, y, k = t
     data = WeightedTuples.from_records(x, y)
@@ -321,7 +321,7 @@ def test_wlvq2_improves_a_misplaced_codebook():
         d = (((z[idx][:, None, :] - bk.p[None]) * bk.w) ** 2).sum(axis=2)
         return float((bk.classes[d.argmin(axis=1)] == yy).mean())
 
-    from anonsql.microaggregation.wlvq2 import train
+    from anonsql.algorithms.microaggregation.wlvq2 import train
 
     acc0 = accuracy(book)
     train(book, z, data, seed=0, alpha=0.05, beta=0.001)
@@ -427,7 +427,8 @@ def test_api_publishes_guarded_prototypes(algorithm):
 
 
 def test_label_gives_the_supervised_variant_and_the_guard_follows_edits(db):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db.backend.write_frame("t", _frame(80, 1))
     spec = Spec(qis=["a", "b"], k=5, algorithm="kde", label="y", output="t_kde",
@@ -567,7 +568,8 @@ def test_cli_runs_and_check_reports_the_joint_k(tmp_path):
     ],
 )
 def test_bad_input_is_refused_and_nothing_is_written(db, options, message):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db.backend.write_frame("t", _frame(40, 4))
     base = {"qis": ["a", "b"], "k": 3, "algorithm": "mdav", "output": "t_out"}
@@ -580,7 +582,8 @@ def test_bad_input_is_refused_and_nothing_is_written(db, options, message):
 
 
 def test_null_quasi_identifiers(db):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     f = _frame(40, 5)
     f.loc[0, "a"] = None
@@ -598,7 +601,8 @@ def test_null_quasi_identifiers(db):
 def test_runs_are_reproducible(db):
     """The engine returns the tuples in any order; the release and the measures must not
     depend on it (seeded maps and draws over sorted tuples)."""
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     db.backend.write_frame("t", _frame(120, 6))
     outs, seps = [], []

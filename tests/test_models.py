@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.evaluate import check_table
+from anonsql.evaluation.checks import check_table
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.models import (
     DistinctLDiversity,

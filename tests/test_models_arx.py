@@ -26,13 +26,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import anonsql
-from anonsql.anonymization import Spec, anonymize
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.cli.main import cli
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.evaluate import check_table
+from anonsql.evaluation.checks import check_table
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.metrics.quality import QUALITY, Loss, quality_model
 from anonsql.metrics.unified import METRICS as UNIFIED_METRICS
@@ -58,7 +58,8 @@ from anonsql.models.l_diversity import grassberger_g
 from anonsql.models.requirements import Requirements
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.recoding import LevelRecoding
-from anonsql.search import Exhaustive, Flash
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests import brute
 from tests.strategies import anonymization_cases
 from tests.test_guard import MODELS as GUARD_MODELS
@@ -329,7 +330,7 @@ def test_default_search_finds_the_exhaustive_optimum(case, goal, frontier):
 def test_a_check_proves_only_what_holds(case, goal):
     """Requirements.screen with the new models: the bound of suppressed records (the convex
     bounds of beta-likeness and delta-disclosure) holds in every specialization."""
-    from anonsql.search.lattice import Lattice
+    from anonsql.algorithms.lattice.lattice import Lattice
 
     req = goal[0]
     if req.suppression_limit == 0:
@@ -650,8 +651,8 @@ def test_check_command_reports_the_new_models(census_file):
 @pytest.mark.parametrize("engine", ["postgres"], indirect=True)
 def test_engines_release_duckdbs_rows(engine):
     """The new models' templates run on PostgreSQL and Spark: same levels, same rows."""
-    from tests.test_backends import QIS as PEOPLE_QIS
-    from tests.test_backends import output_rows, people, roles, setup
+    from tests.helpers.engines import QIS as PEOPLE_QIS
+    from tests.helpers.engines import output_rows, people, roles, setup
 
     frame = people(300)
     ref = Database.open(":memory:")

@@ -26,10 +26,11 @@ from hypothesis import strategies as st
 from scipy import optimize
 
 import anonsql
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.cli.inspect import MODEL_FAILS
 from anonsql.cli.main import cli
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
@@ -59,7 +60,6 @@ from anonsql.models.requirements import Requirements
 from anonsql.options import run_options
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.recoding import LevelRecoding
-from anonsql.search import Exhaustive, Flash
 from tests.strategies import anonymization_cases
 from tests.test_search_soundness import _documented_optimum
 
@@ -616,7 +616,7 @@ def test_options_and_their_checks():
     with pytest.raises(InputError, match="finite"):
         run_options({**base, "max_sample_uniqueness": float("nan")}, "x")
     # GAA does not know them: refused, never ignored
-    from anonsql.algorithms.greedy import greedy_model
+    from anonsql.algorithms.greedy.algorithm import greedy_model
 
     spec = run_options({**base, "k": 2, "max_average_risk": 0.1}, "x").spec
     with pytest.raises(InputError, match="lattice algorithm"):
@@ -748,7 +748,7 @@ def test_report_shows_the_estimators(adult_db, tmp_path):
             "--suppression", "0.05", "--out", "pu", *db_flag]  # fmt: skip
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.output
-    from anonsql.output.report import build_report
+    from anonsql.evaluation.report import build_report
 
     db = Database.open(adult_db)
     rep = build_report(db, 1)
@@ -770,9 +770,10 @@ def test_report_shows_the_estimators(adult_db, tmp_path):
 def test_engines_release_duckdbs_rows(engine):
     """The population join, the estimated k-map's CASE and the risk thresholds' window functions
     run on PostgreSQL and Spark: same levels, same rows as DuckDB."""
-    from anonsql.anonymization import Spec, anonymize
-    from tests.test_backends import QIS as PEOPLE_QIS
-    from tests.test_backends import output_rows, people, roles, setup
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
+    from tests.helpers.engines import QIS as PEOPLE_QIS
+    from tests.helpers.engines import output_rows, people, roles, setup
 
     population = people(900, seed=5)
     sample = population.sample(300, random_state=1)

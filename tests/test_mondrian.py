@@ -43,7 +43,8 @@ def _db(frame: pd.DataFrame, name: str = "t"):
 
 
 def _run(db, source="t", **kw):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     kw.setdefault("output", "o")
     kw.setdefault("algorithm", "mondrian")
@@ -104,7 +105,7 @@ def tables(draw, max_rows: int = 40):
 
 
 def _contains(kind: str, label: str, value) -> bool:
-    from anonsql.partition.release import members, midpoint
+    from anonsql.algorithms.mondrian.release import members, midpoint
 
     if kind == "numeric":
         if label.startswith("["):
@@ -135,7 +136,7 @@ def check_release(df: pd.DataFrame, out: pd.DataFrame, qis, kinds, k, l_value) -
 
 
 def _disjoint(a: str, b: str, kind: str) -> bool:
-    from anonsql.partition.release import members
+    from anonsql.algorithms.mondrian.release import members
 
     if kind == "numeric":
 
@@ -171,7 +172,7 @@ def test_mondrian_matches_brute_force(case, k, l_value):
                 boxes[j],
             )
     # check on the released table agrees with the brute force
-    from anonsql.evaluate import check_table
+    from anonsql.evaluation.checks import check_table
     from anonsql.models import DistinctLDiversity, KAnonymity
 
     ev = check_table(db, "o", qis, [KAnonymity(k), DistinctLDiversity(l_value)], "s")
@@ -296,14 +297,14 @@ def test_null_and_text_numbers():
     ],
 )
 def test_bad_input_changes_nothing(extra, message):
-    from tests.test_anonymize import _snapshot
+    from tests.helpers.snapshot import snapshot
 
     db = _db(GOLDEN)
-    before = _snapshot(db)
+    before = snapshot(db)
     kw = {"qis": ["age", "state"], "sensitive": "income", "k": 2, **GOLDEN_ROLES, **extra}
     with pytest.raises(InputError, match=message):
         _run(db, **kw)
-    assert _snapshot(db) == before
+    assert snapshot(db) == before
 
 
 def test_every_surface(tmp_path):
@@ -410,12 +411,12 @@ def test_level_by_level_equals_part_by_part(case, k, l_value, with_hierarchy, n_
     """The level-by-level Mondrian (all parts of one depth cut at once, all groups at once)
     gives exactly the partitions, in the same order and with the rows in the same order, of
     the part-by-part recursion in each group: numeric, categorical and hierarchy QIs."""
-    from anonsql.anonymization import Spec
+    from anonsql.algorithms.mondrian.cuts import Spans, mondrian_groups, mondrian_part_by_part
+    from anonsql.algorithms.mondrian.driver import make_checker
+    from anonsql.data.points import Points
     from anonsql.hierarchy.hierarchy import Hierarchy
     from anonsql.models.goal import build_models
-    from anonsql.partition.mondrian import Spans, mondrian_groups, mondrian_part_by_part
-    from anonsql.partition.points import Points
-    from anonsql.partition.run import make_checker
+    from anonsql.spec import Spec
 
     df, _kinds = case
     qis = [c for c in df.columns if c.startswith("q")]

@@ -40,7 +40,8 @@ def _db(frame: pd.DataFrame, name: str = "t"):
 
 
 def _run(db, **kw):
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     kw.setdefault("output", "o")
     kw.setdefault("algorithm", "mondrian")
@@ -81,11 +82,11 @@ def test_the_default_is_next_widest():
 def test_hand_table_partitions_of_both_implementations():
     """The level-by-level Mondrian and the part-by-part reference give HAND's partitions
     (row indices of the histogram, one row per distinct tuple here) under both rules."""
-    from anonsql.anonymization import Spec
+    from anonsql.algorithms.mondrian.cuts import mondrian, mondrian_part_by_part
+    from anonsql.algorithms.mondrian.driver import make_checker
+    from anonsql.data.points import Points
     from anonsql.models.goal import build_models
-    from anonsql.partition.mondrian import mondrian, mondrian_part_by_part
-    from anonsql.partition.points import Points
-    from anonsql.partition.run import make_checker
+    from anonsql.spec import Spec
 
     points = Points.from_frame(HAND.drop(columns="rid"), ["age", "zip"], [None, None], None)
     assert points.counts.tolist() == [2, 1, 1, 1, 1, 2]  # (10,A) x2, (10,B), (50,B), ...
@@ -127,11 +128,11 @@ def test_both_rules_against_brute_force(df, k, l_value, n_groups):
     ``widest`` never has more partitions nor a smaller NCP; in groups (TA_DA's,
     controllers') as well; the level-by-level Mondrian equals the part-by-part reference
     under ``widest`` too."""
-    from anonsql.anonymization import Spec
+    from anonsql.algorithms.mondrian.cuts import Spans, mondrian_groups, mondrian_part_by_part
+    from anonsql.algorithms.mondrian.driver import make_checker
+    from anonsql.data.points import Points
     from anonsql.models.goal import build_models
-    from anonsql.partition.mondrian import Spans, mondrian_groups, mondrian_part_by_part
-    from anonsql.partition.points import Points
-    from anonsql.partition.run import make_checker
+    from anonsql.spec import Spec
 
     qis = [c for c in df.columns if c.startswith("q")]
     if k > len(df) or l_value > df["s"].nunique():
@@ -202,8 +203,8 @@ def test_every_surface(tmp_path):
     CREATE VIEW ... PARAMETERS), the Python API (keyword and Spec): widest gives HAND_WIDEST,
     and the rule is in the run's provenance (and kept by refresh)."""
     import anonsql
-    from anonsql.anonymization import Spec
     from anonsql.database import Database
+    from anonsql.spec import Spec
 
     path = tmp_path / "h.duckdb"
     d = Database.open(str(path))

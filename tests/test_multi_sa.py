@@ -14,10 +14,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests import brute
 from tests.strategies import anonymization_cases
 

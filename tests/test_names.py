@@ -22,6 +22,7 @@ from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy import builders
+from anonsql.io import import_file
 from anonsql.output.naming import check_output_name, written_by
 
 QIS = ["age", "sex", "zip"]
@@ -406,8 +407,9 @@ def test_demo_refuses_a_user_table_where_its_output_goes(duck):
 
 # -- Spark: its catalog folds case -------------------------------------------------------------
 def test_spark_case_variants(spark_db, tmp_path):
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.output.naming import record_written
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     setup(spark_db)
     before = snapshot(spark_db)
@@ -420,11 +422,11 @@ def test_spark_case_variants(spark_db, tmp_path):
     csv = tmp_path / "data.csv"
     pd.DataFrame({"a": [1, 2]}).to_csv(csv, index=False)
     with pytest.raises(InputError, match="exists already"):
-        db.import_file("PEOPLE", csv)
+        import_file(db, "PEOPLE", csv)
     # the record of writers works through the backend's journal: a rerecord replaces the row
     with db.backend.transaction():
         record_written(db, "Mine", "represent")
-    db.import_file("MINE", csv, replace=True)
+    import_file(db, "MINE", csv, replace=True)
     assert written_by(db, "mine") is None
     assert db.backend.fetchall("SELECT COUNT(*) FROM anonsql_relations")[0][0] == 1
     assert_unchanged(spark_db, before)

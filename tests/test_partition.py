@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.data import partition as partition_module
+from anonsql.data import classes as partition_module
+from anonsql.data.classes import Partition, _sort_groups
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition, _sort_groups
 from tests import brute
 from tests.strategies import anonymization_cases
 

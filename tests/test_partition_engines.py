@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.hierarchy import builders
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 
 def table(n: int = 120, seed: int = 5) -> pd.DataFrame:

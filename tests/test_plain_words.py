@@ -10,7 +10,7 @@ import re
 
 import click
 
-from tests.conftest import ROOT
+from tests.helpers.data import ROOT
 
 SEED = re.compile(r"\bseeds?\s+00[0-4]\b", re.I)
 
@@ -98,9 +98,10 @@ def test_public_api_docstrings_name_the_papers():
 
 def test_the_html_report_names_the_papers(db):
     """A run of each algorithm whose guarantee cites a paper, its report page."""
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.demo.setup import setup_demo
-    from anonsql.output.report import build_report, render_html
+    from anonsql.evaluation.report import build_report, render_html
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     setup_demo(db, rows=600)
     specs = [

@@ -640,7 +640,7 @@ def test_proportional_representation_hides_a_single_suppressed_record(env):
     view = env.frame("v").set_index("id")
     assert (view.loc[24, QIS] == "*").all()
 
-    from anonsql.output.representation import column_names
+    from anonsql.evaluation.representation import column_names
 
     sql = "SELECT parameters FROM anonsql_runs WHERE run_id = ?"
     params = json.loads(env.db.backend.fetchall(sql, [run_id])[0][0])
@@ -754,8 +754,9 @@ def edit_cases(draw):
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=edit_cases())
 def test_random_edits_never_release_a_failing_class(case):
-    from anonsql.anonymization import Spec, anonymize
     from anonsql.errors import InputError
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     frame, hs, qis, k, l, suppression, algorithm, edits = case  # noqa: E741
     db = Database.open(":memory:")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import ROOT
+from tests.helpers.data import ROOT
 
 
 def _commands() -> list[str]:

@@ -8,7 +8,7 @@ covered too.
 
 from __future__ import annotations
 
-from tests.conftest import ROOT
+from tests.helpers.data import ROOT
 from tests.helpers.examples import blocks_of, malformed_markers, run_blocks
 
 

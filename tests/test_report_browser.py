@@ -14,10 +14,11 @@ import subprocess
 
 import pytest
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
-from anonsql.output.report import build_report, write_report
+from anonsql.evaluation.report import build_report, write_report
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
 

@@ -9,12 +9,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.cli.main import cli
 from anonsql.database import Database
+from anonsql.evaluation.representation import column_names, representation_query
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.output.provenance import Provenance
-from anonsql.output.representation import column_names, representation_query
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests.strategies import anonymization_cases
 
 # seed 000, Table I and Figure 1 / Example 2. The figure names tiger (text, section III) and

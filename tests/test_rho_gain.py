@@ -1,4 +1,4 @@
-"""Seed 002's rho-Gain and ARX's local recoding (anonsql.algorithms.rho_gain), held to a
+"""Seed 002's rho-Gain and ARX's local recoding (anonsql.algorithms.lattice.passes), held to a
 brute force written from Table I: each pass generalizes the records not released yet with its
 transformation, releases the classes that satisfy the models (compared with the WHOLE table's
 sensitive distribution) and passes the rest on; the output is the union."""
@@ -13,12 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.algorithms.rho_gain import canonical_ids
-from anonsql.anonymization import Spec, anonymize
+from anonsql.algorithms.lattice.passes import canonical_ids
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.options import run_options
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests import brute
 from tests.strategies import anonymization_cases
 
@@ -211,7 +212,7 @@ def test_equal_labels_of_two_passes_are_one_class():
     assert r.measures["aecs_released"] == 7
     assert db.backend.fetch_df("SELECT DISTINCT a FROM out")["a"].tolist() == ["p"]
     # check groups the released table by its labels: one class of 7, as the run counted
-    from anonsql.evaluate import check_table
+    from anonsql.evaluation.checks import check_table
     from anonsql.models import KAnonymity
 
     ev = check_table(db, "out", ["a"], [KAnonymity(3)])
@@ -239,7 +240,7 @@ def test_provenance_and_aecs_both_ways():
     assert m["aecs_arx"] == m["aecs"] == pytest.approx(7 / 2)
     assert m["aecs_released"] == pytest.approx(3.0)
     runs = db.provenance.runs() if hasattr(db, "provenance") else None
-    from anonsql.output.report import build_report
+    from anonsql.evaluation.report import build_report
 
     report = build_report(db, r.run_id or 0)
     assert report["passes"][0]["class_sizes"] == [[3, 1]]
@@ -427,7 +428,8 @@ def test_delta_disclosure_is_not_closed_under_a_union():
 
 
 def test_status_and_refresh_rebuild_the_passes():
-    from anonsql.output.status import output_status, refresh
+    from anonsql.output.status import output_status
+    from anonsql.run import refresh
 
     db = _merging_case()
     base = dict(qis=["a"], sensitive="s", k=3, suppression=0.6, **_roles(db, ["a"], "s"))
@@ -711,7 +713,7 @@ def test_score_matches_the_released_table_read_back(db, metric):
     """The run's score is what ``metrics`` computes from the published table itself (labels
     read back from the output, an independent path through SQL)."""
     from anonsql.demo.setup import setup_demo
-    from anonsql.evaluate import loss_of_tables
+    from anonsql.evaluation.checks import loss_of_tables
     from tests.helpers.roles import CENSUS, others
 
     setup_demo(db, rows=3000)

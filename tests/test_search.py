@@ -6,7 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
+from anonsql.algorithms.lattice.lattice import Lattice
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.data.histogram import Histogram
 from anonsql.database import Database
 from anonsql.errors import InputError
@@ -19,9 +20,9 @@ from anonsql.models import (
     OrderedDistanceEMD,
 )
 from anonsql.models.requirements import Requirements
-from anonsql.search import Exhaustive, Flash
-from anonsql.search.lattice import Lattice
-from tests.conftest import ADULT_QIS, load_adult
+from anonsql.run import anonymize
+from anonsql.spec import Spec
+from tests.helpers.data import ADULT_QIS, load_adult
 from tests.strategies import anonymization_cases
 
 ADULT = ADULT_QIS
@@ -115,7 +116,7 @@ def test_lattice_navigation():
 
 
 def test_searches_do_not_assume_monotonicity_by_default():
-    from anonsql.search import search
+    from anonsql.algorithms.lattice.searches import search
 
     assert search("flash").assume_monotone is False
     assert search("exhaustive").assume_monotone is False

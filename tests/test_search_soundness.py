@@ -20,8 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anonsql.algorithms.lattice.base import Solution
+from anonsql.algorithms.lattice.lattice import Lattice
+from anonsql.algorithms.lattice.searches import Exhaustive, Flash
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.metrics.quality import QUALITY, quality_model
 from anonsql.metrics.unified import METRICS as UNIFIED_METRICS
@@ -48,10 +51,7 @@ from anonsql.models import (
 )
 from anonsql.models.base import ClassStats
 from anonsql.models.requirements import Requirements
-from anonsql.search import Exhaustive, Flash
-from anonsql.search.base import Solution
-from anonsql.search.lattice import Lattice
-from tests.conftest import ADULT_QIS, shared_data
+from tests.helpers.data import ADULT_QIS, shared_data
 from tests.strategies import anonymization_cases
 
 SENSITIVE = ["a", "b", "c", "10", "2"]  # the values tests.strategies draws for ``s``
@@ -494,7 +494,8 @@ def test_issue_13_adult_t_closeness_with_suppression(adult_occupation):
 def test_anonymize_reports_the_assumption_in_its_guarantee(db):
     """``Spec.assume_monotone`` (``--assume-monotone``) reaches the search, and the result's
     guarantee says whether the optimum is proven."""
-    from anonsql.anonymization import Spec, anonymize
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
 
     limit = _counterexample(EqualDistanceEMD)[2]
     db.backend.write_frame("t", _rows(_T_TABLE))

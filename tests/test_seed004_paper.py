@@ -19,7 +19,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from anonsql.greedy.gaa import _QI, _Context, _ldiv, _tclo, _xlogx
+from anonsql.algorithms.greedy.gaa import _QI, _Context, _ldiv, _tclo, _xlogx
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.metrics.unified import UnifiedMetric, costs_matrix, costs_to_root, w1, w2
 

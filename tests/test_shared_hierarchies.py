@@ -10,7 +10,8 @@ import pytest
 from anonsql.database import Database
 from anonsql.hierarchy.loaders import read_arx_csv
 from anonsql.hierarchy.validate import check_invariants
-from tests.conftest import SHARED_DATA
+from anonsql.io import import_file
+from tests.helpers.data import SHARED_DATA
 
 
 def _hierarchy_files() -> list[Path]:
@@ -47,7 +48,7 @@ def test_label_on_two_levels_is_two_nodes():
 def test_adult_columns_are_covered_by_their_hierarchies():
     db = Database.open(":memory:")
     adult = SHARED_DATA / "adult"
-    db.import_file("adult", adult / "adult.csv", sep=";")
+    import_file(db, "adult", adult / "adult.csv", sep=";")
     for col in db.backend.columns("adult"):
         db.hierarchies.save(read_arx_csv(col, adult / f"adult_hierarchy_{col}.csv"))
         db.hierarchies.check_column("adult", col, col)

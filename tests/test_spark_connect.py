@@ -24,11 +24,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.data import engine_classes
 from anonsql.database import Database
 from anonsql.errors import BackendError
-from tests.test_backends import QIS, output_rows, people, roles, setup
+from anonsql.run import anonymize
+from anonsql.spec import Spec
+from tests.helpers.engines import QIS, output_rows, people, roles, setup
 
 
 def _free_port() -> int:

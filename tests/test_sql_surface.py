@@ -12,19 +12,20 @@ import sqlglot
 from hypothesis import HealthCheck, given, settings
 
 import anonsql
-from anonsql.anonymization import Spec, anonymize
 from anonsql.connection import Connection, split_statements
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
 from anonsql.dialect.anonsql_dialect import AnonSQL, Anonymize, AnonymizedCreate
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests import brute
-from tests.conftest import ADULT_QIS, load_adult
+from tests.helpers.data import ADULT_QIS, load_adult
 from tests.helpers.roles import CENSUS
 from tests.helpers.roles import others as others_of
+from tests.helpers.snapshot import snapshot
 from tests.strategies import anonymization_cases
-from tests.test_anonymize import _snapshot
 
 STATEMENTS = [
     "ANONYMIZE TABLE census INTO census_k5 WITH (k = 5)",
@@ -202,10 +203,10 @@ BAD = [
 
 @pytest.mark.parametrize(("statement", "message"), BAD)
 def test_bad_statements_are_clear_errors_and_change_nothing(census, statement, message):
-    before = _snapshot(census.database)
+    before = snapshot(census.database)
     with pytest.raises(InputError, match=message):
         census.sql(statement)
-    assert _snapshot(census.database) == before
+    assert snapshot(census.database) == before
 
 
 def test_hostile_identifiers_through_sql():

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anonsql.algorithms.mondrian.driver import make_checker
+from anonsql.data.points import Points
 from anonsql.errors import InputError
 from anonsql.models import DistinctLDiversity, KAnonymity
-from anonsql.partition.points import Points
-from anonsql.partition.run import make_checker
 from tests import brute
 from tests.test_mondrian import (
     GOLDEN,
@@ -39,7 +39,7 @@ def test_golden_tree_and_release():
     Mondrian per leaf: CA {25, 30, 55} cuts at the median into {25, 30} | {55}: the right
     half has one row, so the leaf is released whole, age [25, 55]; MN likewise [35, 60]; TX
     [45, 50]. State stays exact (plain Mondrian released {CA, MN} for t7 and t8)."""
-    from anonsql.partition.tree import compliant_tree
+    from anonsql.algorithms.mondrian.tree import compliant_tree
 
     pts = Points.from_frame(GOLDEN, ["age", "state"], [None, None], "income", "job")
     checker = make_checker(pts, [KAnonymity(2), DistinctLDiversity(2)])
@@ -85,7 +85,7 @@ def _leaf_compliance(df, pts, tree, k, l_value):
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(max_rows=50), st.integers(1, 4), st.integers(1, 3), st.integers(1, 2))
 def test_tada_classification_matches_brute_force(case, k, l_value, controllers):
-    from anonsql.partition.tree import compliant_tree
+    from anonsql.algorithms.mondrian.tree import compliant_tree
 
     df, kinds = case
     qis = [c for c in df.columns if c.startswith("q")]
@@ -122,7 +122,7 @@ def test_merging_clusters_by_hand():
     """Three clusters on one feature: c0 = {0, 0} with sensitive {x, x} fails l = 2; c1 at
     -2 and c2 at +2 are equally near; c2 holds more distinct values (3 against 2), so c0
     joins c2 (seed 003: ties go to the most distinct sensitive values)."""
-    from anonsql.partition.clusters import merge_until_compliant
+    from anonsql.algorithms.mondrian.clusters import merge_until_compliant
 
     df = pd.DataFrame(
         {
@@ -146,7 +146,7 @@ def test_merging_clusters_by_hand():
 @given(tables(max_rows=40), st.integers(1, 3), st.integers(1, 3))
 def test_tada_clustering_is_compliant(case, k, l_value):
     pytest.importorskip("k_means_constrained")
-    from anonsql.partition.clusters import compliant_clustering
+    from anonsql.algorithms.mondrian.clusters import compliant_clustering
 
     df, kinds = case
     qis = [c for c in df.columns if c.startswith("q")]
@@ -224,7 +224,7 @@ def test_tada_bad_input(extra, message):
 def test_task_encodings_read_released_labels():
     """Seed 003 VI-B: intervals by their midpoint (standardized), sets multi-hot, a
     suppressed value all ones; VI-C: sets by the mean of their members' 1..n numbers."""
-    from anonsql.partition.task_utility import encode
+    from anonsql.evaluation.task import encode
 
     frame = pd.DataFrame({"age": ["[20, 30]", "40", "*"], "st": ["{CA, MN}", "TX", "*"]})
     x = encode(frame, ["age"], {"st": ["CA", "MN", "TX"]})

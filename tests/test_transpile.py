@@ -8,12 +8,13 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.errors import UnsupportedDialectError
 from anonsql.output.deploy import deployment_script
-from tests.test_backends import QIS, output_rows, people, setup
+from anonsql.run import anonymize
+from anonsql.spec import Spec
+from tests.helpers.engines import QIS, output_rows, people, setup
 
 
 def roles(sensitive: str | None = None) -> dict:

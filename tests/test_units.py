@@ -13,10 +13,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests.strategies import anonymization_cases
 
 MODELS = {
@@ -177,7 +178,7 @@ def test_what_a_unit_does_not_combine_with(extra, message, monkeypatch):
 
 
 def test_check_counts_units():
-    from anonsql.evaluate import check_table
+    from anonsql.evaluation.checks import check_table
     from anonsql.models import KAnonymity
 
     db = _zip_case()

@@ -15,13 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.evaluate import evaluate_levels
+from anonsql.evaluation.checks import evaluate_levels
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.models import DistinctLDiversity, EntropyLDiversity, KAnonymity
 from anonsql.models.t_closeness import EqualDistanceEMD
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 from tests.strategies import anonymization_cases
 
 #: the model options of a run, and the same models for evaluate_levels
@@ -221,7 +222,7 @@ def test_a_unit_of_several_values_weighs_once():
     assert ev.models[1].max_value == pytest.approx(0.1875)
     assert ev.models[1].min_value == pytest.approx(0.0375)
     # the same in SQL: check over the rows, counting units
-    from anonsql.evaluate import check_table
+    from anonsql.evaluation.checks import check_table
 
     db.backend.execute(
         "CREATE TABLE g AS SELECT CASE WHEN zip LIKE '1%' THEN '1000*' ELSE '2000*' END AS zip,"

@@ -5,17 +5,18 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from anonsql.anonymization import Spec, anonymize
 from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.demo.setup import setup_demo
 from anonsql.errors import InputError
+from anonsql.run import anonymize
+from anonsql.spec import Spec
 
 pytest.importorskip("sklearn", reason="scikit-learn (anonsql[eval]) is not installed")
 
 
 def test_evaluate_scores_every_representation(tmp_path):
-    from anonsql.utility import evaluate_run
+    from anonsql.evaluation.mlp import evaluate_run
 
     path = tmp_path / "w.duckdb"
     db = Database.open(path)

@@ -7,16 +7,26 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from anonsql.models.base import PrivacyModel
 from anonsql.output.recoding import Recoding
+from anonsql.spec import Spec, Spell
 
 if TYPE_CHECKING:
+    from anonsql.algorithms.lattice.base import Progress
     from anonsql.database import Database
-    from anonsql.search.base import Progress
+
+
+def given_options(spec: Spec, given: Collection[str] | None, names: Collection[str]) -> set[str]:
+    """Which of the options ``names`` the user set: those in ``given``, or, without it, those
+    whose value differs from the Spec's default."""
+    if given is not None:
+        return {n for n in names if n in given}
+    defaults = {f.name: f.default for f in fields(Spec)}
+    return {n for n in names if getattr(spec, n) != defaults.get(n)}
 
 
 @dataclass
@@ -26,7 +36,7 @@ class RunContext:
 
     db: Database
     source: str
-    spec: Any  # anonsql.anonymization.Spec
+    spec: Spec
     keys: list[str | None]  # None: a QI without hierarchy (``hierarchies_optional``)
     sensitive_key: str | None
     progress: Progress | None
@@ -64,16 +74,75 @@ class Outcome:
 
 
 class Algorithm(ABC):
-    """One entry of :data:`anonsql.algorithms.ALGORITHMS`."""
+    """One entry of the registry (:func:`anonsql.algorithms.registry`): its name, its own
+    options and their rules, how it runs, the models its output's guard enforces and how
+    a run of it is summed up. Nothing outside its folder names an algorithm."""
 
     name: ClassVar[str]
+    #: the options of its own (names of :data:`anonsql.options.OPTIONS`), beyond the
+    #: shared goal, roles and output
+    options: ClassVar[tuple[str, ...]] = ()
+    #: chosen by its name in ``algorithm`` (local recoding is chosen by ``recoding``)
+    selectable: ClassVar[bool] = True
     #: a QI may come without hierarchy (its key is then None): the partitioning algorithms
-    #: read such a QI as numeric or categorical (:mod:`anonsql.partition.points`)
+    #: read such a QI as numeric or categorical (:mod:`anonsql.data.points`)
     hierarchies_optional: ClassVar[bool] = False
+    #: the algorithm protects several sensitive attributes at once (README "Several
+    #: sensitive attributes"): it tests each model on each attribute
+    several_sensitive: ClassVar[bool] = False
+    #: what the progress bar counts (None: the algorithm's name)
+    progress: ClassVar[str | None] = None
+    #: what ``checked`` counts for a run without a lattice, as the report says it (None:
+    #: nothing said)
+    counted: ClassVar[str | None] = None
+
+    @classmethod
+    def claims(cls, spec: Spec) -> bool:
+        """Whether ``spec`` asks for this algorithm (by default: its name)."""
+        return spec.algorithm == cls.name
+
+    @classmethod
+    def for_spec(cls, spec: Spec) -> Algorithm:
+        """The instance that runs ``spec``."""
+        return cls()
+
+    @classmethod
+    def check(
+        cls,
+        spec: Spec,
+        prefix: str,
+        given: Collection[str] | None,
+        spell: Spell,
+        chosen: type[Algorithm] | None,
+        alone: bool = False,
+    ) -> None:
+        """Reject misuse of this algorithm's own options, whichever algorithm ``spec``
+        names (``chosen``, None when the name is unknown): a value out of range, or an
+        option given to an algorithm that does not take it. ``given``: the options the user
+        set (None: those that differ from the Spec's defaults); ``alone``: each option is
+        checked by itself (its type and range), not how the options combine."""
+        return  # an algorithm without options of its own has nothing to check
+
+    def reads_sensitive(self, spec: Spec) -> bool:
+        """Whether the algorithm itself reads the sensitive attribute (beyond the models):
+        then a sensitive attribute no model protects is not a mistake."""
+        return False
+
+    def guard_models(self, spec: Spec, sensitive_key: str | None) -> list[PrivacyModel]:
+        """The models the output's guard enforces at every read for a run of ``spec``
+        (rebuilt from the run's recorded spec when an output is read again)."""
+        from anonsql.models.goal import build_models
+
+        return build_models(spec, sensitive_key)
+
+    def summary_lines(self, result: Any) -> list[str]:
+        """What the command line says of a run (:class:`anonsql.run.Result`) before the
+        figures every run has."""
+        return [f"{self.name} ({result.algorithm})"]
 
     @abstractmethod
     def run(self, ctx: RunContext) -> Outcome:
         """Decide the recoding of ``ctx.source``."""
 
 
-__all__ = ["Algorithm", "Outcome", "RunContext"]
+__all__ = ["Algorithm", "Outcome", "RunContext", "given_options"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from anonsql.algorithms.catalog import CATALOG
 from anonsql.cli.common import (
     DB_HELP,
     ROLE_PARAMS,
@@ -11,6 +12,7 @@ from anonsql.cli.common import (
     _parse_pairs,
     _progress,
     _spec,
+    algorithm_options,
     db_option,
     echo_json,
     friendly,
@@ -64,13 +66,8 @@ SOURCE_NEEDED = "so it holds no table to anonymize (check --db; nothing was crea
     "--algorithm",
     default="flash",
     show_default=True,
-    type=click.Choice(
-        [
-            *("flash", "exhaustive", "heuristic", "greedy", "rho-gain", "mondrian", "tada"),
-            *("mdav", "ktca", "ctca", "kde"),
-            "safepub",
-        ]
-    ),
+    # the catalog (light) lists exactly the algorithms ``algorithm`` takes (its test)
+    type=click.Choice(list(CATALOG)),
     help="flash/exhaustive: optimal full-domain recoding; heuristic: best-effort full-domain "
     "search for lattices too large to enumerate (always anonymous, not proven optimal); "
     "greedy: the Greedy Anonymization Algorithm, GAA (Mauger, Le Mahec, Dequen); rho-gain: "
@@ -81,129 +78,7 @@ SOURCE_NEEDED = "so it holds no table to anonymize (check --db; nothing was crea
     'wLVQ2-supervised "++" variant); safepub: (epsilon, delta)-differential privacy '
     "(--dp-epsilon, --dp-delta). Papers: see the References page of the documentation.",
 )
-@click.option(
-    "--label",
-    default=None,
-    help="tada: the column the downstream classifier predicts (guides the decision tree); "
-    'mdav/ktca/ctca/kde: the label wLVQ2 supervises the prototypes with (the "++" variants).',
-)
-@click.option(
-    "--mdav-block",
-    type=int,
-    default=None,
-    help="mdav only: largest block of distinct QI tuples run as exact MDAV; larger inputs are "
-    "first cut by median splits into blocks of at most this many (default 50000).",
-)
-@click.option(
-    "--cluster",
-    is_flag=True,
-    help="tada: anonymize for clustering (constrained k-means on every column but the "
-    "sensitive one and --label; needs anonsql[ml]).",
-)
-@click.option(
-    "--controllers",
-    type=int,
-    default=1,
-    show_default=True,
-    help="mondrian/tada: split the table at random into this many parts (data controllers) "
-    "anonymized independently; the union is released.",
-)
-@click.option(
-    "--seed",
-    type=int,
-    default=None,
-    help="mondrian/tada: seed of the controllers' split and of the k-means; ktca/ctca and "
-    "wLVQ2: seed of the maps and of the drawn examples (default 0). safepub: for tests and "
-    "reproductions only (default: the operating system's randomness); the release says so.",
-)
-@click.option(
-    "--dp-epsilon",
-    type=float,
-    default=None,
-    help="safepub: the epsilon the release spends (differential privacy).",
-)
-@click.option("--dp-delta", type=float, default=None, help="safepub: the delta it spends.")
-@click.option(
-    "--dp-search-budget",
-    type=float,
-    default=None,
-    help="safepub: the share of epsilon spent choosing the generalization, in [0, 1) "
-    "(default 0.1); 0: the generalization given by --levels.",
-)
-@click.option(
-    "--dp-steps",
-    type=int,
-    default=None,
-    help="safepub: steps of the exponential-mechanism walk over the lattice (default 100).",
-)
-@click.option(
-    "--levels",
-    default=None,
-    help="safepub with --dp-search-budget 0: the fixed levels, QI=LEVEL,... or one level "
-    "per QI in --qi's order.",
-)
-@click.option(
-    "--mondrian-stop",
-    type=click.Choice(["next-widest", "widest"]),
-    default="next-widest",
-    show_default=True,
-    help="mondrian/tada: when the widest QI cannot be cut, try the next widest (default) or "
-    "release the partition (widest: LeFevre et al.'s rule).",
-)
-@click.option(
-    "--rho",
-    type=int,
-    default=None,
-    help="rho-gain only: passes over the suppressed outliers after the first (its paper: 2).",
-)
-@click.option(
-    "--recoding",
-    type=click.Choice(["global", "local"]),
-    default="global",
-    show_default=True,
-    help="local: ARX's local recoding, re-running the lattice algorithm on the suppressed "
-    "records (--local-gs-factor, --max-iterations, --adaption-factor).",
-)
-@click.option(
-    "--local-gs-factor",
-    type=float,
-    default=0.05,
-    show_default=True,
-    help="Local recoding: Loss's gsFactor in the passes over the outliers (ARX's default).",
-)
-@click.option(
-    "--max-iterations",
-    type=int,
-    default=100,
-    show_default=True,
-    help="Local recoding: at most this many passes after the first (ARX's maxIterations).",
-)
-@click.option(
-    "--adaption-factor",
-    type=float,
-    default=0.05,
-    show_default=True,
-    help="Local recoding: added to the gs factor when a pass releases nothing (ARX).",
-)
-@click.option(
-    "--time-limit",
-    type=float,
-    default=None,
-    help="heuristic only: stop after this many seconds (default 30, as ARX).",
-)
-@click.option(
-    "--steps",
-    type=int,
-    default=None,
-    help="heuristic only: stop after this many node checks (default: no limit).",
-)
-@click.option(
-    "--strategy",
-    default="s1",
-    show_default=True,
-    type=click.Choice(["s1", "s2", "s3", "s4", "s5", "s6", "s7", "ldiv", "tclo"]),
-    help="GAA's merging strategy (Mauger et al., Def. 17; ldiv/tclo: the pure references).",
-)
+@algorithm_options
 @click.option(
     "--hierarchy",
     "hierarchy_pairs",
@@ -227,23 +102,6 @@ SOURCE_NEEDED = "so it holds no table to anonymize (check --db; nothing was crea
     "--materialize", type=click.Choice(["view", "table"]), default="view", show_default=True
 )
 @click.option("--drop-suppressed", is_flag=True, help="Leave suppressed rows out.")
-@click.option(
-    "--solution-space",
-    is_flag=True,
-    help="Also find and score every minimal anonymous transformation.",
-)
-@click.option(
-    "--assume-monotone",
-    is_flag=True,
-    help="Prune as if every model were monotone with suppression (ARX's practical "
-    "monotonicity): faster, but may miss the optimum; the result's guarantee says so.",
-)
-@click.option(
-    "--memory-budget",
-    default=None,
-    help="Memory the search may use for the histogram, e.g. 1GiB (default: a quarter of "
-    "the machine's memory); a larger histogram stays in the engine.",
-)
 @click.option("--replace", is_flag=True, help="Replace --out even if anonsql did not create it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option
@@ -256,34 +114,12 @@ def anonymize(
     metric,
     gs_factor,
     algorithm,
-    label,
-    mdav_block,
-    cluster,
-    controllers,
-    seed,
-    dp_epsilon,
-    dp_delta,
-    dp_search_budget,
-    dp_steps,
-    levels,
-    mondrian_stop,
-    rho,
-    recoding,
-    local_gs_factor,
-    max_iterations,
-    adaption_factor,
-    time_limit,
-    steps,
-    strategy,
     hierarchy_pairs,
     output,
     columns,
     missing,
     materialize,
     drop_suppressed,
-    solution_space,
-    assume_monotone,
-    memory_budget,
     replace,
     as_json,
     db_path,
@@ -303,8 +139,7 @@ def anonymize(
       anonsql anonymize census --qi age,sex,zip --sa income --k 5 --l 2 --json \\
           --columns age,sex,zip,income
     """
-    from anonsql.anonymization import anonymize as run
-    from anonsql.options import check_value
+    from anonsql.run import anonymize as run
 
     roles = role_values(**{k: goal.pop(k) for k in ROLE_PARAMS})
     spec = _spec(
@@ -315,25 +150,6 @@ def anonymize(
         metric=metric,
         gs_factor=gs_factor,
         algorithm=algorithm,
-        label=label,
-        mdav_block=mdav_block,
-        cluster=cluster,
-        controllers=controllers,
-        seed=seed,
-        dp_epsilon=dp_epsilon,
-        dp_delta=dp_delta,
-        dp_search_budget=dp_search_budget,
-        dp_steps=dp_steps,
-        levels=None if levels is None else check_value("levels", "levels", levels, "--levels"),
-        mondrian_stop=mondrian_stop,
-        rho=rho,
-        recoding_mode=recoding,
-        local_gs_factor=local_gs_factor,
-        max_iterations=max_iterations,
-        adaption_factor=adaption_factor,
-        time_limit=time_limit,
-        steps=steps,
-        strategy=strategy,
         hierarchies=_parse_pairs(hierarchy_pairs, "--hierarchy"),
         output=output,
         columns=split_list(columns) or None,
@@ -341,9 +157,6 @@ def anonymize(
         missing=missing,
         materialize=materialize,
         drop_suppressed=drop_suppressed,
-        solutions=solution_space,
-        assume_monotone=assume_monotone,
-        memory_budget=memory_budget,
         replace=replace,
     )
     db = open_db(db_path, create=False, why=SOURCE_NEEDED)
@@ -446,7 +259,7 @@ def refresh(output: str, missing: str | None, as_json: bool, db_path: str) -> No
     Example:
       anonsql refresh census_anonymized --missing suppress
     """
-    from anonsql.output.status import refresh as run_refresh
+    from anonsql.run import refresh as run_refresh
 
     db = open_db(db_path, create=False)
     with _progress(as_json) as progress:

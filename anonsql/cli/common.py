@@ -419,15 +419,51 @@ _GOAL_FLAGS = {
     "suppression": ("suppression", "--suppression"),
     "metric": ("metric", "--metric"),
     "gs_factor": ("gs_factor", "--gs-factor"),
-    "time_limit": ("time_limit", "--time-limit"),
-    "steps": ("steps", "--steps"),
-    "rho": ("rho", "--rho"),
-    "recoding": ("recoding", "--recoding"),
-    "local_gs_factor": ("local_gs_factor", "--local-gs-factor"),
-    "max_iterations": ("max_iterations", "--max-iterations"),
-    "adaption_factor": ("adaption_factor", "--adaption-factor"),
-    "mdav_block": ("mdav_block", "--mdav-block"),
 }
+
+
+def _flags() -> dict[str, tuple[str, str]]:
+    """Option -> (the command's parameter, its flag): the goal's, and every algorithm
+    family's own options as :func:`algorithm_options` generates them."""
+    from anonsql.algorithms import own_options
+
+    return {**_GOAL_FLAGS, **{o.name: (o.field, o.cli_flag) for o in own_options()}}
+
+
+def _spell(option: str) -> str:
+    return _flags().get(option, ("", "--" + option.replace("_", "-")))[1]
+
+
+def algorithm_options(fn: Callable) -> Callable:
+    """Every algorithm family's own options (:func:`anonsql.algorithms.own_options`), one
+    click option each, generated from its declaration: the flag, the help, the choices,
+    and the Spec's default. Each lands in the command's keywords under its Spec field."""
+    from dataclasses import fields
+
+    from anonsql.algorithms import own_options
+    from anonsql.options import check_value
+    from anonsql.spec import Spec
+
+    defaults = {f.name: f.default for f in fields(Spec)}
+    kinds = {"int": int, "number": float}
+    for o in reversed(own_options()):
+        kw: dict[str, Any] = {"help": o.help}
+        if o.kind == "bool":
+            kw["is_flag"] = True
+        elif o.kind not in ("int", "number", "str"):
+            # a structured value (e.g. safepub's levels): parsed as spec files parse it
+            kw["default"] = defaults[o.field]
+
+            def parse(ctx, param, value, o=o):
+                return None if value is None else check_value(o.name, o.kind, value, o.cli_flag)
+
+            kw["callback"] = parse
+        else:
+            kw["type"] = click.Choice(list(o.choices)) if o.choices else kinds.get(o.kind, str)
+            kw["default"] = defaults[o.field]
+            kw["show_default"] = defaults[o.field] is not None
+        fn = click.option(o.cli_flag, o.field, **kw)(fn)
+    return fn
 
 
 def _spec(
@@ -448,8 +484,8 @@ def _spec(
 ):
     from click.core import ParameterSource
 
-    from anonsql.anonymization import Spec
     from anonsql.options import check_goal
+    from anonsql.spec import Spec
 
     spec = Spec(
         qis=split_list(qi),
@@ -471,10 +507,10 @@ def _spec(
     ctx = click.get_current_context()
     given = {
         option
-        for option, (param, _) in _GOAL_FLAGS.items()
+        for option, (param, _) in _flags().items()
         if ctx.get_parameter_source(param) not in (None, ParameterSource.DEFAULT)
     }
-    check_goal(spec, "", given, spell=lambda option: _GOAL_FLAGS[option][1])
+    check_goal(spec, "", given, spell=_spell)
     return spec
 
 
@@ -524,41 +560,13 @@ class _progress:
 
 
 def _print_result(r) -> None:
+    from anonsql.algorithms import algorithm
+
     for q, how in (r.measures.get("hierarchies_built") or {}).items():
         click.echo(f"hierarchy built for {q}: {how} (anonsql hierarchy export {q} FILE)")
-    if r.levels:
-        click.echo(
-            f"transformation ({r.algorithm}, {r.checked} of {r.lattice_size} nodes checked):"
-        )
-        for q, lv in r.levels.items():
-            click.echo(f"  {q}: level {lv}")
-    elif r.measures.get("passes"):
-        click.echo(f"passes over the outliers ({r.algorithm}, {r.checked} nodes checked):")
-        for p in r.measures["passes"]:
-            click.echo(
-                f"  pass {p['pass']}: {p['transformation'] or 'no transformation'}: released "
-                f"{p['released_rows']} rows in {p['classes']} classes, "
-                f"{p['suppressed_after']} suppressed after"
-                + (f", {r.metric} {p['score']:.6g} on its input" if p["score"] is not None else "")
-            )
-    elif r.metric == "sse":  # seed 001's microaggregation
-        m = r.measures
-        click.echo(
-            f"microaggregation ({r.algorithm}): {m['groups']} groups, smallest "
-            f"{m['smallest_group']} records"
-        )
-        util = ("silhouette", "davies_bouldin", "structural_utility", "separability")
-        util += ("combined_utility",)
-        click.echo(
-            "utility: " + ", ".join(f"{u} {m[u]:.4f}" for u in util if isinstance(m.get(u), float))
-        )
-    elif r.algorithm.startswith(("mondrian", "tada")):  # seed 003's partitionings
-        click.echo(
-            f"multidimensional partitioning ({r.algorithm}): {r.measures['groups']} groups, "
-            f"{r.measures['partitions']} Mondrian partitions"
-        )
-    else:
-        click.echo(f"multidimensional recoding ({r.algorithm}, {r.checked} class merges)")
+    # the algorithm's own lines (levels, passes, groups, partitions, merges)
+    for line in algorithm(r.registered or "flash").summary_lines(r):
+        click.echo(line)
     m = r.measures
     what = "rows"
     if m.get("unit"):  # docs/models/units.md: the counts below are of units
@@ -626,13 +634,11 @@ def json_text(document: Any) -> str:
 
 def progress_label(algorithm: str | None) -> str:
     """What the progress bar counts for an algorithm (see _progress)."""
-    if algorithm == "greedy":
-        return "violating classes merged"
-    if algorithm in (None, "flash", "exhaustive"):
-        return "lattice nodes settled"
-    if algorithm == "heuristic":
-        return "heuristic search (of its time or step limit)"
-    return algorithm
+    from anonsql.algorithms import registry
+
+    name = algorithm or "flash"
+    registered = registry().get(name)
+    return (registered.progress if registered is not None else None) or name
 
 
 def run_qis(db, run_id: int | None) -> list[str] | None:

@@ -30,7 +30,9 @@ def import_cmd(table: str, file: str, sep: str, replace: bool, db_path: str) -> 
     Example:
       anonsql import adult ../shared/data/adult/adult.csv --sep ';'
     """
-    n = open_db(db_path).import_file(table, file, sep=sep, replace=replace)
+    from anonsql.io import import_file
+
+    n = import_file(open_db(db_path), table, file, sep=sep, replace=replace)
     click.echo(f"imported {n} rows into {table!r}")
 
 
@@ -70,10 +72,10 @@ def demo(rows: int, seed: int, replace: bool, db_path: str) -> None:
       anonsql demo
       anonsql demo --rows 2000 --seed 1 --db small.duckdb
     """
-    from anonsql.anonymization import Spec
-    from anonsql.anonymization import anonymize as run
     from anonsql.demo.setup import DEMO_KEEP, DEMO_OUTPUT, DEMO_QIS, setup_demo
     from anonsql.output.naming import check_may_replace, check_output_name
+    from anonsql.run import anonymize as run
+    from anonsql.spec import Spec
 
     _check_demo_arguments(rows, seed)
     db = open_db(db_path)
@@ -133,7 +135,7 @@ def export_cmd(relation: str, file: str, sep: str, db_path: str) -> None:
     Example (on the demo database):
       anonsql export census_anonymized census_anonymized.csv
     """
-    from anonsql.export_file import export_file
+    from anonsql.io import export_file
 
     n = export_file(open_db(db_path, create=False), relation, file, sep=sep)
     click.echo(f"exported {n} rows of {relation!r} to {file}")
@@ -238,7 +240,6 @@ def anonymize_file(
           --qi sex,age,race,marital-status,education --k 5 --suppression 0.05 \\
           --hierarchies ../shared/data/adult --out adult_k5.csv
     """
-    from anonsql.anonymization import anonymize as run
     from anonsql.cli.common import (
         ROLE_PARAMS,
         _echo_result,
@@ -248,10 +249,10 @@ def anonymize_file(
         role_values,
     )
     from anonsql.cli.hierarchy import hierarchy_files
-    from anonsql.database import file_columns
     from anonsql.errors import InputError
-    from anonsql.export_file import check_output_suffix, export_file
     from anonsql.hierarchy.loaders import load_file
+    from anonsql.io import check_output_suffix, export_file, file_columns, import_file
+    from anonsql.run import anonymize as run
 
     roles = role_values(**{k: goal.pop(k) for k in ROLE_PARAMS})
     spec = _spec(
@@ -272,7 +273,7 @@ def anonymize_file(
     # the names are checked against the file's header, and the hierarchy files read and
     # checked, before the data are loaded
     check_output_suffix(out_file)
-    from anonsql.anonymization import sensitive_columns
+    from anonsql.spec import sensitive_columns
 
     header = file_columns(file, sep)
     named = [*spec.qis, *sensitive_columns(spec), *(spec.keep or []),
@@ -292,7 +293,7 @@ def anonymize_file(
     db = open_db(":memory:")
     try:
         name = _table_name(file)
-        db.import_file(name, file, sep=sep)
+        import_file(db, name, file, sep=sep)
         for h in loaded:
             db.hierarchies.save(h)
         with _progress(as_json, progress_label(spec.algorithm)) as progress:

@@ -64,9 +64,9 @@ def check(
       anonsql check census_anonymized --qi age,sex,race,marital_status,education,zip --k 5
       anonsql check census --qi age,sex,zip --levels age=2,sex=0,zip=2 --k 5 --json
     """
-    from anonsql.anonymization import build_models
     from anonsql.errors import InputError
-    from anonsql.evaluate import check_table, evaluate_levels
+    from anonsql.evaluation.checks import check_table, evaluate_levels
+    from anonsql.models.goal import build_models
 
     # --population, --population-size and --sampling-fraction also serve the report alone
     # (journalist risk, uniqueness estimates) when no model reads them
@@ -109,7 +109,7 @@ def check(
         ev = check_table(
             db, table, spec.qis, models, sa, goal["sa_hierarchy"], **estimate, unit=unit
         )
-    from anonsql.masking.roles import table_roles
+    from anonsql.output.status import table_roles
 
     _print_evaluation(ev, as_json, table_roles(db, table, spec.qis, spec.sensitive))
     if not all(m.holds for m in ev.models) or (levels and not ev.anonymous):
@@ -141,7 +141,7 @@ def metrics(original, generalized, qi, levels, hierarchy_pairs, as_json, db_path
       anonsql metrics census --qi age,sex,zip --levels age=2,sex=0,zip=3
     """
     from anonsql.errors import InputError
-    from anonsql.evaluate import evaluate_levels, loss_of_tables
+    from anonsql.evaluation.checks import evaluate_levels, loss_of_tables
     from anonsql.models import KAnonymity
 
     qis = split_list(qi)
@@ -222,7 +222,7 @@ def represent(
     Example:
       anonsql represent 1 --kind proportional
     """
-    from anonsql.output.representation import materialize_representation
+    from anonsql.evaluation.representation import materialize_representation
 
     made = materialize_representation(
         open_db(db_path, create=False), run_id, kind, name, materialize, replace=replace
@@ -309,7 +309,7 @@ def evaluate(
     """
     from dataclasses import asdict
 
-    from anonsql.utility import evaluate_run
+    from anonsql.evaluation.mlp import evaluate_run
 
     if task is not None:
         if train_run is not None or protocol != "paper":
@@ -344,7 +344,7 @@ def evaluate(
 def _evaluate_groups(run_id, label, as_json, db_path) -> None:
     from dataclasses import asdict
 
-    from anonsql.microaggregation.group_utility import evaluate_groups
+    from anonsql.evaluation.groups import evaluate_groups
 
     ev = evaluate_groups(open_db(db_path, create=False), run_id, label)
     if as_json:
@@ -367,7 +367,7 @@ def _evaluate_groups(run_id, label, as_json, db_path) -> None:
 def _evaluate_task(run_id, task, label, seeds, ignore, clusters, as_json, db_path) -> None:
     from dataclasses import asdict
 
-    from anonsql.partition.task_utility import evaluate_task
+    from anonsql.evaluation.task import evaluate_task
 
     with _progress(as_json, "runs") as progress:
         ev = evaluate_task(
@@ -415,7 +415,7 @@ def report(
       anonsql runs --last 1
       anonsql report 1 --out reports
     """
-    from anonsql.output.report import build_report, write_report
+    from anonsql.evaluation.report import build_report, write_report
 
     db = open_db(db_path, create=False)
     # two steps: the figures (queries over the output) and the two files

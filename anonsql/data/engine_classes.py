@@ -2,7 +2,7 @@
 the memory budget (``memory_budget``, default :data:`DEFAULT_SHARE` of the machine's memory).
 
 The lattice search asks for a node's classes (:meth:`EngineHistogram.node_classes`, the
-hook of :class:`anonsql.search.base.NodeEvaluator`). Each node is served by whichever is
+hook of :class:`anonsql.algorithms.lattice.base.NodeEvaluator`). Each node is served by whichever is
 cheaper, by measured costs:
 
 * in the engine: one GROUP BY of the generalized QIs over the histogram table (a temporary
@@ -47,9 +47,9 @@ import pandas as pd
 from sqlglot import exp
 
 from anonsql.backend.sql_templates import column, table
+from anonsql.data.classes import Partition, _group
 from anonsql.data.histogram import Histogram, HistogramTooLarge, _explain_missing, histogram_query
 from anonsql.data.node_summary import NodeReducer, NodeSummary, summable
-from anonsql.data.partition import Partition, _group
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import CLOSURE, NODES
@@ -244,7 +244,8 @@ def load_histogram(
                 db, source, qis, hierarchy_names, sensitive, missing, max_rows=cap
             )
             if explicit:
-                # the in-memory search's partition cache (anonsql.search.base.NodeEvaluator)
+                # the in-memory search's partition cache
+                # (anonsql.algorithms.lattice.base.NodeEvaluator)
                 hist.cache_bytes = max(room, 1 << 20)  # type: ignore[attr-defined]
             return hist
         except HistogramTooLarge:

@@ -139,7 +139,7 @@ class Histogram:
         """One GROUP BY in the database: QI values are joined to their leaf node ids.
         ``within``: a table of raw QI values ``v0, v1, ...`` (as VARCHAR); only the rows
         whose QI values are one of its rows are counted (seed 002's passes over the
-        outliers, :mod:`anonsql.algorithms.rho_gain`).
+        outliers, :mod:`anonsql.algorithms.lattice.passes`).
 
         A QI value its hierarchy lacks (or NULL) is an error naming the values, or with
         ``missing="suppress"`` its rows are left out and counted in :attr:`missing_rows`

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from anonsql.data.partition import Partition, group_rows
+from anonsql.data.classes import Partition, group_rows
 from anonsql.metrics.quality import (
     AECS,
     Alteration,

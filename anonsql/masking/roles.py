@@ -23,6 +23,7 @@ from typing import Any
 from anonsql.errors import InputError
 from anonsql.masking.methods import Mask, parse_masks
 from anonsql.masking.profile import profile_message, profile_table
+from anonsql.spec import Spec, sensitive_columns
 
 QI, SENSITIVE, KEPT, MASKED, LABEL = "quasi-identifier", "sensitive", "kept", "masked", "label"
 
@@ -49,7 +50,7 @@ class Roles:
         return out
 
 
-def declared_masks(spec: Any) -> dict[str, Mask]:
+def declared_masks(spec: Spec) -> dict[str, Mask]:
     """The spec's masks, with ``identifiers`` (the older option) as ``drop``."""
     masks = parse_masks(getattr(spec, "masks", None) or {})
     for c in getattr(spec, "identifiers", None) or []:
@@ -62,14 +63,12 @@ def declared_masks(spec: Any) -> dict[str, Mask]:
     return masks
 
 
-def declared_roles(spec: Any) -> dict[str, str]:
+def declared_roles(spec: Spec) -> dict[str, str]:
     """Column -> role for every column the spec names; a column named for two roles is an
     error."""
     named: dict[str, list[str]] = {}
     for q in spec.qis:
         named.setdefault(q, []).append(QI)
-    from anonsql.anonymization import sensitive_columns
-
     for sa in sensitive_columns(spec):  # each sensitive attribute (several: README)
         named.setdefault(sa, []).append(SENSITIVE)
     for c in getattr(spec, "keep", None) or []:
@@ -95,7 +94,7 @@ def declared_roles(spec: Any) -> dict[str, str]:
     return {c: r[0] for c, r in named.items()}
 
 
-def resolve_roles(db, source: str, spec: Any, columns: list[str]) -> Roles:
+def resolve_roles(db, source: str, spec: Spec, columns: list[str]) -> Roles:
     """Check that every output column has a role, and that no kept column or QI looks like
     a direct identifier unless allowed; returns the roles. ``columns``: the output's columns
     as asked (``columns``, else every column of the source)."""
@@ -163,7 +162,7 @@ def resolve_roles(db, source: str, spec: Any, columns: list[str]) -> Roles:
 LINKING_MASKS = ("pseudonym", "token", "fake", "partial", "email-domain")
 
 
-def _check_unit(backend, source: str, spec: Any, unit: str, keep: list[str], masks) -> None:
+def _check_unit(backend, source: str, spec: Spec, unit: str, keep: list[str], masks) -> None:
     """The privacy unit is counted, never released: neither as it is nor under a mask that
     keeps equal values equal. Such a column links a person's rows across classes, and an
     adversary who links them can intersect the classes (docs/models/units.md); so with a
@@ -212,26 +211,6 @@ def run_roles(params: dict[str, Any], columns: list[str] | None = None) -> dict[
     return out
 
 
-def table_roles(
-    db, table_name: str, qis: list[str], sensitive: str | list[str] | None
-) -> dict[str, str]:
-    """Column -> role for ``anonsql check``: the run's roles when anonsql wrote the table,
-    else the QIs and sensitive attribute given, the other columns undeclared."""
-    from anonsql.output.status import find_output
-
-    try:
-        run = find_output(db, table_name)
-    except InputError:
-        run = None
-    if run is not None:
-        return run_roles(run["parameters"], db.backend.columns(table_name))
-    out = {}
-    for c in db.backend.columns(table_name):
-        sas = [sensitive] if isinstance(sensitive, str) else sensitive or []
-        out[c] = QI if c in qis else SENSITIVE if c in sas else "not declared (not checked)"
-    return out
-
-
 __all__ = [
     "KEPT",
     "LABEL",
@@ -242,5 +221,4 @@ __all__ = [
     "declared_masks",
     "resolve_roles",
     "run_roles",
-    "table_roles",
 ]

@@ -11,7 +11,6 @@ derived from them but the tokens reach the database.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 from sqlglot import exp
@@ -21,6 +20,7 @@ from anonsql.errors import InputError
 from anonsql.masking.keys import load_key
 from anonsql.masking.methods import FAKE_FOR_KIND, Mask, Tokenizer
 from anonsql.masking.roles import Roles
+from anonsql.spec import Spec
 
 
 @dataclass
@@ -35,7 +35,7 @@ def keyed_masks(roles: Roles) -> dict[str, Mask]:
     return {c: m for c, m in roles.masks.items() if m.keyed}
 
 
-def prepare_tokens(db, source: str, spec: Any, roles: Roles) -> Tokens | None:
+def prepare_tokens(db, source: str, spec: Spec, roles: Roles) -> Tokens | None:
     """Tokens of the output's keyed masks (None when it has none)."""
     keyed = keyed_masks(roles)
     if not keyed:

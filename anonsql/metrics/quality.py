@@ -19,8 +19,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.errors import InputError
 from anonsql.metrics.unified import METRICS as UNIFIED_METRICS
 from anonsql.metrics.unified import UnifiedMetric

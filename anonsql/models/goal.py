@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from anonsql.errors import InputError
 from anonsql.models import (
     BETA_VARIANTS,
@@ -31,9 +29,10 @@ from anonsql.models import (
     SampleUniqueness,
 )
 from anonsql.models.base import OnAttribute
+from anonsql.spec import Spec
 
 
-def build_models(spec: Any, sensitive_hierarchy: str | None = None) -> list[PrivacyModel]:
+def build_models(spec: Spec, sensitive_hierarchy: str | None = None) -> list[PrivacyModel]:
     """The spec's models; ``sensitive_hierarchy`` (a pinned key) overrides the hierarchy a
     hierarchical EMD reads."""
     models: list[PrivacyModel] = []
@@ -92,7 +91,7 @@ def build_models(spec: Any, sensitive_hierarchy: str | None = None) -> list[Priv
     return models
 
 
-def population_models(spec: Any) -> list[PrivacyModel]:
+def population_models(spec: Spec) -> list[PrivacyModel]:
     """delta-presence, k-map and the risk thresholds (:mod:`anonsql.models.delta_presence`,
     :mod:`~anonsql.models.k_map`, :mod:`~anonsql.models.risk_thresholds`), and the checks on
     how their options combine."""

@@ -18,8 +18,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from anonsql.data.classes import Partition, group_rows
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition, group_rows
 from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.models.base import EPS, NULL_SENSITIVE, ClassStats, Composite, PrivacyModel, unwrap

@@ -48,8 +48,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.partition import Partition
 from anonsql.errors import InputError
 from anonsql.models.base import NULL_SENSITIVE, ClassStats, PrivacyModel, unwrap
 from anonsql.models.requirements import Assessment, Requirements, Screening, _subset

@@ -44,8 +44,7 @@ from anonsql.hierarchy.store import NODES
 from anonsql.masking.methods import Mask, sql_digest, sql_mask
 from anonsql.models.base import NULL_SENSITIVE, OnAttribute, PrivacyModel, unwrap
 from anonsql.models.compile import SENSITIVE_ORDER
-from anonsql.output.materialize import SUPPRESSED_LABEL
-from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
+from anonsql.output.recoding import SUPPRESSED_LABEL, LevelRecoding, Recoding, TableRecoding
 
 #: prefix of every relation name the query defines (common table expressions); a source
 #: cannot be named like that (:func:`check_source_name`)

@@ -7,8 +7,7 @@ from sqlglot import exp
 
 from anonsql.backend.sql_templates import column, ident, table
 from anonsql.errors import InputError
-
-SUPPRESSED_LABEL = "*"
+from anonsql.output.recoding import SUPPRESSED_LABEL, LevelRecoding
 
 
 def output_query(
@@ -24,7 +23,6 @@ def output_query(
     the hierarchy lacks gets the suppression marker in every QI. Published outputs use
     :func:`anonsql.output.guard.guarded_query` instead."""
     from anonsql.output.guard import _mapping_joins, _raw
-    from anonsql.output.recoding import LevelRecoding
 
     # the view's own mapping joins (anonsql/output/guard.py), without its model tests
     q = exp.select().from_(exp.alias_(table(source), "s", table=True))

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+#: what a suppressed row shows in every QI, whatever the recoding
+SUPPRESSED_LABEL = "*"
+
 
 @dataclass
 class LevelRecoding:
@@ -66,4 +69,4 @@ class TableRecoding:
 
 Recoding = LevelRecoding | TableRecoding
 
-__all__ = ["LevelRecoding", "Recoding", "TableRecoding"]
+__all__ = ["SUPPRESSED_LABEL", "LevelRecoding", "Recoding", "TableRecoding"]

@@ -9,10 +9,11 @@ versions, current rows) and replaces the output atomically: a failure leaves it 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from anonsql.errors import InputError
+from anonsql.masking.roles import QI, SENSITIVE, run_roles
 
 
 @dataclass
@@ -67,7 +68,6 @@ def find_output(db, output: str) -> dict[str, Any]:
 
 def output_status(db, output: str | None = None) -> list[OutputStatus]:
     """The status of one output, or of every output anonsql wrote that still exists."""
-    from anonsql.masking.roles import run_roles
     from anonsql.output.writer import suppressed_now
 
     runs = [find_output(db, output)] if output is not None else list(_runs(db).values())
@@ -97,17 +97,22 @@ def output_status(db, output: str | None = None) -> list[OutputStatus]:
     return out
 
 
-def refresh(db, output: str, progress=None, missing: str | None = None):
-    """Re-run ``output``'s stored spec on the current source and hierarchies, replacing the
-    output in one transaction; returns the new run's :class:`~anonsql.anonymization.Result`."""
-    from anonsql.anonymization import anonymize
-    from anonsql.output.writer import spec_of_run
+def table_roles(
+    db, table_name: str, qis: list[str], sensitive: str | list[str] | None
+) -> dict[str, str]:
+    """Column -> role for ``anonsql check``: the run's roles when anonsql wrote the table,
+    else the QIs and sensitive attribute given, the other columns undeclared."""
+    try:
+        run = find_output(db, table_name)
+    except InputError:
+        run = None
+    if run is not None:
+        return run_roles(run["parameters"], db.backend.columns(table_name))
+    out = {}
+    for c in db.backend.columns(table_name):
+        sas = [sensitive] if isinstance(sensitive, str) else sensitive or []
+        out[c] = QI if c in qis else SENSITIVE if c in sas else "not declared (not checked)"
+    return out
 
-    run = find_output(db, output)
-    spec = replace(spec_of_run(run), output=run["output"], replace=False)
-    if missing is not None:
-        spec = replace(spec, missing=missing)
-    return anonymize(db, run["source"], spec, progress)
 
-
-__all__ = ["OutputStatus", "find_output", "output_status", "refresh"]
+__all__ = ["OutputStatus", "find_output", "output_status", "table_roles"]

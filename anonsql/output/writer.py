@@ -17,13 +17,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from sqlglot import exp
 
-from anonsql.algorithms.base import Outcome
 from anonsql.algorithms.dp.sampling import drop_sample, replaced_sample
 from anonsql.backend.sql_templates import table
 from anonsql.errors import InputError
 from anonsql.models.base import PrivacyModel
-from anonsql.models.goal import build_models
-from anonsql.models.k_anonymity import KAnonymity
 from anonsql.models.requirements import population_table
 from anonsql.models.t_closeness import HierarchicalEMD
 from anonsql.output.guard import Guard, guarded_query
@@ -31,13 +28,15 @@ from anonsql.output.materialize import replace_output
 from anonsql.output.naming import record_written
 from anonsql.output.provenance import Provenance
 from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
+from anonsql.spec import Spec
 
 if TYPE_CHECKING:
+    from anonsql.algorithms.base import Outcome
     from anonsql.masking.roles import Roles
     from anonsql.masking.tokens import Tokens
 
 
-def make_guard(db, spec: Any, models: list[PrivacyModel], sensitive_key: str | None) -> Guard:
+def make_guard(db, spec: Spec, models: list[PrivacyModel], sensitive_key: str | None) -> Guard:
     top = None
     population = population_table(models)
     unit = getattr(spec, "unit", None)
@@ -48,7 +47,7 @@ def make_guard(db, spec: Any, models: list[PrivacyModel], sensitive_key: str | N
     return Guard(models, sensitive, population=population, unit=unit)
 
 
-def output_columns(spec: Any, columns: list[str]) -> list[str]:
+def output_columns(spec: Spec, columns: list[str]) -> list[str]:
     """The output's columns: the chosen ones less the dropped identifiers."""
     from anonsql.masking.roles import declared_masks
 
@@ -60,7 +59,7 @@ def publish(
     db,
     source: str,
     roles: Roles,
-    spec: Any,
+    spec: Spec,
     outcome: Outcome,
     keys: list[str],
     sensitive_key: str | None,
@@ -180,9 +179,7 @@ def lattice_size_of_run(column: Any, measures: dict[str, Any]) -> int | None:
 
 
 def spec_of_run(run: dict[str, Any]):
-    """The run's :class:`~anonsql.anonymization.Spec`, rebuilt from its parameters."""
-    from anonsql.anonymization import Spec
-
+    """The run's :class:`~anonsql.spec.Spec`, rebuilt from its parameters."""
     params = dict(run["parameters"])
     if params.get("recoding") not in (None, "global", "local"):
         del params["recoding"]  # a run recorded before recoding_kind: the kind, not the Spec's
@@ -223,7 +220,7 @@ def run_query(
     qis = list(spec.qis)
     keys = list(params["qi_keys"])
     sensitive_key = params.get("sensitive_key")
-    models = _models_of_run(spec, run, sensitive_key)
+    models = _models_of_run(spec, sensitive_key)
     guard = make_guard(db, spec, models, sensitive_key)
     recoding: Recoding
     if recoding_kind(params) == "table":
@@ -262,14 +259,11 @@ def run_query(
     return query, {"qis": qis, "columns": columns, "keys": keys, "hierarchies": hs}
 
 
-def _models_of_run(spec, run, sensitive_key) -> list[PrivacyModel]:
-    if run["parameters"].get("dp"):  # SafePub: k derived from epsilon and delta
-        return [KAnonymity(int(run["parameters"]["dp"]["k"]))]
-    if run["algorithm"].startswith("greedy"):
-        from anonsql.algorithms.greedy import greedy_model, guard_models
+def _models_of_run(spec: Spec, sensitive_key: str | None) -> list[PrivacyModel]:
+    """The models the run's algorithm has its guard enforce (GAA's are its own)."""
+    from anonsql.algorithms import algorithm_for
 
-        return guard_models(greedy_model(spec))
-    return build_models(spec, sensitive_key)
+    return algorithm_for(spec).guard_models(spec, sensitive_key)
 
 
 def suppressed_now(db, run: dict[str, Any]) -> tuple[int, int]:

@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import ROOT, SHARED
+from tests.helpers.data import ROOT, SHARED
 
 NOT_RUN = re.compile(r"<!--\s*example:\s*not run\s*\((?P<reason>[^)]*\S[^)]*)\)\s*-->")
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Collection
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sqlglot import exp
@@ -49,8 +50,10 @@ from anonsql.algorithms.dp.search import FINAL_SHARE, safepub_search
 from anonsql.backend.sql_templates import table
 from anonsql.errors import InputError
 from anonsql.metrics.risk import risk_measures
+from anonsql.models.base import PrivacyModel
 from anonsql.models.k_anonymity import KAnonymity
 from anonsql.output.recoding import LevelRecoding
+from anonsql.spec import Spec, Spell
 
 #: ARX's default search budget (``ARXConfiguration.dpSearchBudget``, 0.1), here a share of
 #: epsilon; and a default number of walk steps (ARX has none: its tests use 10 and 100)
@@ -199,6 +202,27 @@ class SafePub(Algorithm):
     k-anonymization of the sample."""
 
     name = ALGORITHM
+    options: ClassVar[tuple[str, ...]] = (*DP_OPTIONS, "seed")
+
+    @classmethod
+    def check(
+        cls,
+        spec: Spec,
+        prefix: str,
+        given: Collection[str] | None,
+        spell: Spell,
+        chosen: type[Algorithm] | None,
+        alone: bool = False,
+    ) -> None:
+        """Its options belong to it alone; their values and how they combine
+        (:func:`check_dp_options`)."""
+        check_dp_options(spec, prefix, set() if alone else given, spell)
+
+    def guard_models(self, spec: Spec, sensitive_key: str | None) -> list[PrivacyModel]:
+        """k-anonymity with the k derived from epsilon and delta (the run's own), enforced
+        at every read of the stored sample."""
+        share = spec.dp_search_budget if spec.dp_search_budget is not None else DEFAULT_SEARCH_SHARE
+        return [KAnonymity(safepub_parameters(spec.dp_epsilon, spec.dp_delta, share).k)]
 
     def run(self, ctx: RunContext) -> Outcome:
         spec, db, source = ctx.spec, ctx.db, ctx.source

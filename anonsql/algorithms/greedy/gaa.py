@@ -1,0 +1,463 @@
+"""The Greedy Anonymization Algorithm (GAA) of seed 004 (Algorithm 1, Definitions 15-17):
+multidimensional recoding by merging equivalence classes at their lowest common ancestors.
+
+While a class violates the model, a smallest violating class C_s is merged with the partner
+the strategy selects; the merged class takes, per QI, the LCA of both classes' values, and
+classes whose generalized values coincide are one class (they are one equivalence class of
+the generalized table).
+
+Choices the paper leaves open, fixed here so runs are deterministic:
+
+* C_s is the violating class of smallest size, ties broken by the lexicographically smallest
+  tuple of node ids; among a strategy's equally good partners the one with the
+  lexicographically smallest node tuple is taken;
+* the generalization cost of merging two classes is Definition 6's cost of their records,
+  mu(C, C') = sum_j M_j(c_j, c'_j) + M_j(c'_j, c_j), with the costs matrices of Definition 5;
+* l_div and t_clo of a merging (Definitions 15-16) are the values of the merged class
+  (Definitions 11 and 14): the table-wide minimum/maximum over all other classes would be
+  the same for almost every candidate and make the strategies indistinguishable;
+* measures that are mathematically equal are compared with a relative tolerance of 1e-12.
+
+Per step the work is a few vectorized gathers over the current classes (costs matrices and
+LCA tables are precomputed per hierarchy); no matrix over pairs of classes or rows is built.
+Each measure is computed only for the candidates a strategy asks about (S3 and S6 need the
+cost of their few l_div- or t_clo-optimal partners only). With many sensitive values, the
+t_clo of every merging is computed from the classes' non-zero sensitive counts (see
+:class:`_Support`) instead of a dense (classes x values) pass.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from anonsql.algorithms.greedy.strategies import STRATEGIES, Strategy
+from anonsql.data.classes import Partition
+from anonsql.data.histogram import Histogram
+from anonsql.errors import InputError
+from anonsql.hierarchy.hierarchy import Hierarchy
+from anonsql.metrics.unified import UnifiedMetric
+
+#: node counts up to which a hierarchy's pairwise cost and LCA tables are precomputed
+DENSE_NODES = 4096
+#: sensitive domains larger than this use the sparse t_clo of :class:`_Support` when a
+#: strategy asks for more than SPARSE_MIN_CANDIDATES candidates (below, a dense pass over
+#: (candidates x values) is cheaper than the per-entry gathers)
+SPARSE_VALUES = 32
+SPARSE_MIN_CANDIDATES = 256
+#: tables up to this many rows precompute c ln c for every count c (see _Context.ldiv)
+XLOGX_TABLE = 1 << 22
+
+
+@dataclass
+class GreedyModel:
+    """Seed 004's anonymization models for GAA: k-anonymity, alone or with entropy
+    l-diversity (Definition 10) or t-closeness for the L1 distance (Definition 13)."""
+
+    k: int
+    l: float | None = None  # noqa: E741
+    t: float | None = None
+
+    def describe(self) -> str:
+        parts = [f"{self.k}-anonymity"]
+        if self.l is not None:
+            parts.append(f"entropy {self.l:g}-diversity")
+        if self.t is not None:
+            parts.append(f"{self.t:g}-closeness (L1)")
+        return ", ".join(parts)
+
+
+@dataclass
+class GreedyResult:
+    nodes: np.ndarray  # (classes, m) generalized node ids
+    sizes: np.ndarray
+    row_class: np.ndarray  # class of each histogram row
+    merges: int
+    strategy: str
+    metric: str
+    model: str
+    sens_counts: np.ndarray | None = None
+
+    @property
+    def classes(self) -> int:
+        return len(self.sizes)
+
+
+class _QI:
+    """Per-hierarchy tables: pairwise merge cost and LCA (dense when small)."""
+
+    def __init__(self, h: Hierarchy, to_root: np.ndarray) -> None:
+        self.h = h
+        self.to_root = to_root
+        self.dense = h.size <= DENSE_NODES
+        if self.dense:
+            ids = np.arange(h.size)
+            lca = np.empty((h.size, h.size), dtype=np.int32)
+            for a in range(h.size):
+                lca[a] = h.lca(np.full(h.size, a), ids)
+            self.lca_table = lca
+            # M(a, b) + M(b, a) = cost(a, lca) + cost(b, lca) (Definitions 4-6)
+            self.pair = to_root[:, None] + to_root[None, :] - 2.0 * to_root[lca]
+
+    def cost(self, a: int, nodes: np.ndarray) -> np.ndarray:
+        if self.dense:
+            return self.pair[a][nodes]
+        lca = self.h.lca(np.full(len(nodes), a), nodes)
+        return self.to_root[a] + self.to_root[nodes] - 2.0 * self.to_root[lca]
+
+    def lca(self, a: int, b: int) -> int:
+        if self.dense:
+            return int(self.lca_table[a, b])
+        return int(self.h.lca(np.array([a]), np.array([b]))[0])
+
+
+def _xlogx(x: np.ndarray) -> np.ndarray:
+    """x ln x with 0 ln 0 = 0."""
+    return np.where(x > 0, x * np.log(np.where(x > 0, x, 1.0)), 0.0)
+
+
+def _rowsum(a: np.ndarray) -> np.ndarray:
+    """``a.sum(axis=1)`` to the last bit, faster for few columns: numpy adds a row of fewer
+    than 8 values from left to right, which column-by-column additions repeat."""
+    if a.ndim != 2 or a.shape[1] == 0 or a.shape[1] >= 8:
+        return a.sum(axis=1)
+    out = a[:, 0].copy()
+    for j in range(1, a.shape[1]):
+        out += a[:, j]
+    return out
+
+
+def _ldiv(counts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """exp(entropy) of each row's sensitive distribution (Definition 11)."""
+    p = counts / sizes[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    return np.exp(-terms.sum(axis=1))
+
+
+def _tclo(counts: np.ndarray, sizes: np.ndarray, overall: np.ndarray) -> np.ndarray:
+    """L1 distance of each row's sensitive distribution to the table's (Definition 14)."""
+    return np.abs(counts / sizes[:, None] - overall[None, :]).sum(axis=1)
+
+
+def gaa(
+    hist: Histogram,
+    model: GreedyModel,
+    metric: str = "nllm",
+    strategy: str = "s1",
+    progress=None,
+) -> GreedyResult:
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    strat: Strategy = STRATEGIES[strategy]
+    rows = hist.rows
+    if model.k < 1:
+        raise InputError("k must be at least 1")
+    if model.k > rows:
+        raise InputError(f"k = {model.k} is larger than the table ({rows} rows)")
+    needs_sens = model.l is not None or model.t is not None or strat.uses_sensitive
+    if needs_sens and hist.sens is None:
+        raise InputError(
+            f"strategy {strategy} and l-diversity/t-closeness need a sensitive attribute"
+        )
+    um = UnifiedMetric(metric, hist.hierarchies)
+    qis = [_QI(h, w) for h, w in zip(hist.hierarchies, um.to_root, strict=True)]
+    m = len(qis)
+
+    bottom = Partition.from_histogram(hist, tuple([0] * m))
+    n = bottom.classes
+    nodes = np.ascontiguousarray(bottom.nodes.astype(np.int32))
+    # the same node ids column by column (contiguous, index-sized): the per-round gathers
+    # of the merge costs read these
+    cols = np.ascontiguousarray(nodes.T.astype(np.intp))
+    sizes = bottom.sizes.astype(np.float64).copy()
+    row_class = bottom.classes_of_rows(hist).copy()
+    members: list[list[int]] = [[] for _ in range(n)]
+    for r, c in enumerate(row_class):
+        members[c].append(r)
+    counts = overall = xlogx = xlogx_table = None
+    support = None
+    if hist.sens is not None:  # kept for the l_div / t_clo of the result even with S1
+        q = len(hist.sens_labels)
+        counts = np.zeros((n, q))
+        np.add.at(counts, (bottom.pair_class, bottom.pair_value), bottom.pair_count)
+        # sum over values of c ln c per class: with it the entropy of a merging needs only
+        # the values of C_s (see _Context.ldiv)
+        xlogx = _xlogx(counts).sum(axis=1)
+        overall = hist.overall_distribution()
+        if rows <= XLOGX_TABLE:
+            # counts are whole numbers up to the table's size: c ln c read from a table is
+            # _xlogx's very value (the same operations on the same number)
+            xlogx_table = _xlogx(np.arange(rows + 1, dtype=np.float64))
+        if strat.uses_sensitive and q > SPARSE_VALUES:
+            support = _Support(counts)
+
+    slot_of = np.arange(n, dtype=np.intp)  # class id -> slot; ids are never reused
+    id_at = list(range(n))  # slot -> class id
+    key_to_id = {tuple(nodes[i].tolist()): i for i in range(n)}
+
+    def violates(slot: int) -> bool:
+        if sizes[slot] < model.k:
+            return True
+        if model.l is not None:
+            lv = _ldiv(counts[slot : slot + 1], sizes[slot : slot + 1])[0]
+            if lv < model.l * (1 - 1e-12):
+                return True
+        if model.t is not None:
+            tv = _tclo(counts[slot : slot + 1], sizes[slot : slot + 1], overall)[0]
+            if tv > model.t * (1 + 1e-12) + 1e-15:
+                return True
+        return False
+
+    heap: list[tuple[float, tuple[int, ...], int]] = []
+    for i in range(n):
+        if violates(i):
+            heap.append((sizes[i], tuple(nodes[i].tolist()), i))
+    heapq.heapify(heap)
+    alive = [True] * n
+    merges = 0
+
+    def remove(cid: int) -> None:
+        nonlocal n
+        slot = int(slot_of[cid])
+        last = n - 1
+        if slot != last:
+            moved = id_at[last]
+            nodes[slot] = nodes[last]
+            cols[:, slot] = cols[:, last]
+            sizes[slot] = sizes[last]
+            if counts is not None:
+                counts[slot] = counts[last]
+                xlogx[slot] = xlogx[last]
+            members[slot] = members[last]
+            id_at[slot] = moved
+            slot_of[moved] = slot
+        members.pop()
+        id_at.pop()
+        n -= 1
+        alive[cid] = False
+
+    def absorb(cid: int, other: int) -> None:
+        """Class ``other`` joins class ``cid`` (sizes, sensitive counts, rows) and goes."""
+        s, o = int(slot_of[cid]), int(slot_of[other])
+        sizes[s] += sizes[o]
+        if counts is not None:
+            if support is not None:  # before the counts add up: it reads C_cid's values
+                support.merge(cid, s, other, counts)
+            counts[s] += counts[o]
+            xlogx[s] = _xlogx(counts[s]).sum()
+        # the shorter list joins the longer (rows' order within a class is immaterial)
+        if len(members[s]) < len(members[o]):
+            members[s], members[o] = members[o], members[s]
+        members[s].extend(members[o])
+        remove(other)
+
+    def cost_fn(s: int, count: int, idx: np.ndarray | None) -> np.ndarray:
+        """mu(C_s, C) for the classes in slots ``idx`` (all ``count`` slots if None): the
+        sum over the QIs, in QI order, so every subset gets the very same values."""
+        out = None
+        for j, qi in enumerate(qis):
+            col = cols[j, :count] if idx is None else cols[j][idx]
+            c = qi.cost(int(cols[j, s]), col)
+            if out is None:
+                out = np.array(c, dtype=np.float64)
+            else:
+                out += c
+        if out is None:  # no QI: every merge is free
+            out = np.zeros(count if idx is None else len(idx))
+        return out
+
+    while heap:
+        size_s, _key, cid = heapq.heappop(heap)
+        if not alive[cid]:
+            continue
+        s = int(slot_of[cid])
+        if sizes[s] != size_s or not violates(s):
+            continue
+        if n == 1:
+            raise InputError(
+                f"GAA cannot satisfy {model.describe()}: the whole table is one class and "
+                f"still violates it"
+            )
+        cand = np.arange(n, dtype=np.intp)
+        cand = np.delete(cand, s)
+        ctx = _Context(
+            s, cand, None, counts, sizes, n, overall, xlogx,
+            cost_fn=cost_fn if strat.uses_cost else None, support=support, slot_of=slot_of,
+            xlogx_table=xlogx_table,
+        )  # fmt: skip
+        chosen = strat.select(ctx)
+        if len(chosen) > 1:  # deterministic tie-break: smallest node tuple
+            sub = nodes[chosen]
+            chosen = chosen[np.lexsort(sub.T[::-1])]
+        p = int(chosen[0])
+        pid = id_at[p]
+        # merge p into s: LCAs per QI, sizes and sensitive counts add up
+        new = [qis[j].lca(int(nodes[s, j]), int(nodes[p, j])) for j in range(m)]
+        del key_to_id[tuple(nodes[s].tolist())]
+        del key_to_id[tuple(nodes[p].tolist())]
+        nodes[s] = new
+        cols[:, s] = new
+        absorb(cid, pid)
+        merges += 1
+        key = tuple(new)
+        twin = key_to_id.get(key)
+        if twin is not None:  # the merged class coincides with an existing one
+            absorb(cid, twin)
+        s = int(slot_of[cid])
+        key_to_id[key] = cid
+        if violates(s):
+            heapq.heappush(heap, (sizes[s], key, cid))
+        if progress is not None and merges % 256 == 0:
+            # violating classes taken off the heap so far, of those and the ones left: the
+            # share reaches 1 exactly when no class violates the model any more
+            progress(merges, merges + len(heap))
+
+    final_nodes = nodes[:n].astype(np.int64)
+    out_rows = np.empty(len(hist.counts), dtype=np.int64)
+    for slot in range(n):
+        out_rows[members[slot]] = slot
+    return GreedyResult(
+        final_nodes,
+        sizes[:n].astype(np.int64),
+        out_rows,
+        merges,
+        strategy,
+        metric,
+        model.describe(),
+        None if counts is None else counts[:n].copy(),
+    )
+
+
+class _Support:
+    """The classes' non-zero sensitive counts as entries (class id, value), for the t_clo
+    of every merging when the sensitive domain is large.
+
+    Definition 14's L1 distance between two distributions is twice the mass one has in
+    excess of the other: t_clo(C) = (2 / N) sum_v max(c_v - N p_v, 0), and only values with
+    c_v > 0 contribute. For the merging of C_s with C (N = |C_s| + |C|), the values C_s holds
+    are read densely over all candidates, and those it lacks from each candidate's own
+    entries: O(candidates x |values of C_s| + entries) per round instead of O(candidates x
+    values). An entry of a class that joins another class holding the same value is
+    dropped (the value keeps one entry per class)."""
+
+    def __init__(self, counts: np.ndarray) -> None:
+        cls, val = np.nonzero(counts)  # row-major: grouped by class
+        self.cid = cls.astype(np.intp)
+        self.val = val.astype(np.intp)
+        self.live = np.ones(len(cls), dtype=bool)
+        bounds = np.searchsorted(cls, np.arange(len(counts) + 1))
+        self.of = [list(range(bounds[i], bounds[i + 1])) for i in range(len(counts))]
+
+    def merge(self, cid: int, slot: int, other: int, counts: np.ndarray) -> None:
+        """Class ``other``'s entries join class ``cid`` (in ``slot``; counts not yet added)."""
+        e = np.asarray(self.of[other], dtype=np.intp)
+        dup = counts[slot, self.val[e]] > 0
+        self.live[e[dup]] = False
+        keep = e[~dup]
+        self.cid[keep] = cid
+        mine, theirs = self.of[cid], keep.tolist()
+        if len(mine) < len(theirs):
+            mine, theirs = theirs, mine
+        mine.extend(theirs)
+        self.of[cid] = mine
+        self.of[other] = []
+
+    def tclo(self, ctx: _Context) -> np.ndarray:
+        """t_clo of C_s merged with each class, for all ``ctx.n`` slots (C_s's own is
+        meaningless)."""
+        s, n, counts, overall = ctx.s, ctx.n, ctx.counts, ctx.overall
+        size = ctx.sizes[:n] + ctx.sizes[s]
+        held = np.flatnonzero(counts[s])
+        merged = counts[:n, held] + counts[s, held]
+        excess = np.maximum(merged - size[:, None] * overall[held], 0.0).sum(axis=1)
+        in_s = np.zeros(len(overall), dtype=bool)
+        in_s[held] = True
+        sel = np.flatnonzero(self.live & ~in_s[self.val])
+        val = self.val[sel]
+        slot = ctx.slot_of[self.cid[sel]]
+        x = np.maximum(counts[slot, val] - size[slot] * overall[val], 0.0)
+        excess += np.bincount(slot, weights=x, minlength=n)[:n]
+        return 2.0 * excess / size
+
+
+class _Context:
+    """What a strategy sees in one round: C_s's slot, the candidate slots and, computed on
+    demand for the candidates asked about, the merge costs and the l_div / t_clo of each
+    merging. A measure is the same number for a candidate whichever subset it is computed
+    for (row by row, in the same order)."""
+
+    def __init__(
+        self,
+        s: int,
+        cand: np.ndarray,
+        cost: np.ndarray | None,
+        counts: np.ndarray | None,
+        sizes: np.ndarray,
+        n: int,
+        overall: np.ndarray | None,
+        xlogx: np.ndarray | None = None,
+        cost_fn=None,
+        support: _Support | None = None,
+        slot_of: np.ndarray | None = None,
+        xlogx_table: np.ndarray | None = None,
+    ) -> None:
+        self.s, self.cand, self.counts, self.sizes = s, cand, counts, sizes
+        self.n, self.overall, self.xlogx = n, overall, xlogx
+        self._cost, self._cost_fn = cost, cost_fn
+        self.support, self.slot_of = support, slot_of
+        self.xlogx_table = xlogx_table
+
+    def _xlogx(self, x: np.ndarray) -> np.ndarray:
+        if self.xlogx_table is None:
+            return _xlogx(x)
+        return self.xlogx_table[x.astype(np.intp)]
+
+    @property
+    def cost(self) -> np.ndarray:
+        """mu(C_s, C) for every slot (indexable by candidate slots)."""
+        if self._cost is None:
+            self._cost = self._cost_fn(self.s, self.n, None)
+        return self._cost
+
+    def cost_of(self, idx: np.ndarray) -> np.ndarray:
+        if self._cost is not None or 4 * len(idx) >= self.n:
+            return self.cost[idx]
+        return self._cost_fn(self.s, self.n, idx)
+
+    def _rows(self, idx: np.ndarray) -> tuple[np.ndarray | slice, np.ndarray | None]:
+        """Rows to compute on, and the positions of ``idx`` among them: for many
+        candidates all slots (a view, no copy), else the candidates' rows."""
+        if 2 * len(idx) >= self.n:
+            return slice(0, self.n), idx
+        return idx, None
+
+    def ldiv(self, idx: np.ndarray) -> np.ndarray:
+        """exp(entropy) of each merging C_s + C. With c the counts and N the size of the
+        merged class, entropy = ln N - (sum of c ln c) / N, and the sum differs from the
+        candidate's own only on the values C_s holds: O(candidates x |values of C_s|)."""
+        rows, pick = self._rows(idx)
+        values = np.flatnonzero(self.counts[self.s])
+        own = self.counts[rows][:, values] if pick is not None else self.counts[np.ix_(idx, values)]
+        merged = own + self.counts[self.s, values]
+        total = self.xlogx[rows] - _rowsum(self._xlogx(own)) + _rowsum(self._xlogx(merged))
+        n = self.sizes[rows] + self.sizes[self.s]
+        out = np.exp(np.log(n) - total / n)
+        return out if pick is None else out[pick]
+
+    def tclo(self, idx: np.ndarray) -> np.ndarray:
+        if self.support is not None and len(idx) >= SPARSE_MIN_CANDIDATES:
+            return self.support.tclo(self)[idx]
+        rows, pick = self._rows(idx)
+        # _tclo's operations, in place
+        merged = self.counts[rows] + self.counts[self.s]
+        merged /= (self.sizes[rows] + self.sizes[self.s])[:, None]
+        merged -= self.overall[None, :]
+        np.abs(merged, out=merged)
+        out = _rowsum(merged)
+        return out if pick is None else out[pick]
+
+
+__all__ = ["GreedyModel", "GreedyResult", "gaa"]

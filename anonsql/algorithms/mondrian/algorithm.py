@@ -1,0 +1,202 @@
+"""``algorithm="mondrian"``: Mondrian with l-diversity (LeFevre et al. 2006; seed 003 section
+V) on the table's histogram. Its answer is a multidimensional recoding: each distinct original
+QI tuple -> its partition's released values (intervals, sets or lowest common ancestors; see
+:mod:`anonsql.algorithms.mondrian.release`). QIs need no hierarchy (:mod:`anonsql.data.points`
+says how each is read)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from typing import Any
+
+from anonsql.algorithms.base import Algorithm, Outcome, RunContext
+from anonsql.algorithms.catalog import SEE
+from anonsql.errors import InputError
+from anonsql.models.goal import build_models
+from anonsql.spec import Spec, Spell
+
+GUARANTEE = (
+    "heuristic (Mondrian, strict multidimensional partitioning): every released class "
+    "satisfies the models; the partitions are greedily, not globally, minimal"
+)
+
+
+def check_spec(spec: Spec, name: str) -> None:
+    """Options the partitioning algorithms do not take."""
+    if spec.k is None:
+        raise InputError(f"{name} needs k (k-anonymity, with l-diversity and t-closeness if set)")
+    if spec.suppression:
+        raise InputError(
+            f"{name} partitions instead of suppressing records: use suppression 0 (rows with "
+            f"values missing from a hierarchy are still left out with missing='suppress') {SEE}"
+        )
+    if spec.metric not in (None, "ncp"):
+        raise InputError(
+            f"{name} reports the normalized certainty penalty (metric 'ncp'), not {spec.metric!r}"
+        )
+    if spec.gs_factor != 0.5:
+        raise InputError("gs_factor weighs ARX's Loss metric, which the partitioning does not use")
+    if spec.label is not None and spec.label in spec.qis:
+        raise InputError(f"the label {spec.label!r} cannot be a quasi-identifier")
+    if spec.label is not None and spec.label == spec.sensitive:
+        raise InputError(
+            f"the label {spec.label!r} cannot be the sensitive attribute "
+            f"(the TA_DA paper, section III)"
+        )
+
+
+def partitioning_lines(result: Any) -> list[str]:
+    """What the command line says of a Mondrian or TA_DA run."""
+    return [
+        f"multidimensional partitioning ({result.algorithm}): {result.measures['groups']} "
+        f"groups, {result.measures['partitions']} Mondrian partitions"
+    ]
+
+
+def hierarchies_of(ctx: RunContext) -> list:
+    return [None if k is None else ctx.db.hierarchies.load(k) for k in ctx.keys]
+
+
+#: the most data controllers a run takes (seed 003 splits the rows among them)
+MAX_CONTROLLERS = 1_000_000
+
+
+def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str) -> Outcome:
+    from anonsql.algorithms.mondrian.driver import make_checker, measures, partition
+    from anonsql.data.points import Points
+
+    spec = ctx.spec
+    models = build_models(spec, ctx.sensitive_key)
+    features = None
+    if mode == "cluster":
+        from anonsql.masking.roles import declared_masks
+
+        # identifiers (masked or dropped) are no features of the clustering
+        drop = {spec.sensitive, spec.label, *declared_masks(spec)}
+        features = [c for c in ctx.db.backend.columns(ctx.source) if c not in drop]
+    label = spec.label if mode == "tree" else None
+    points = Points.from_database(
+        ctx.db,
+        ctx.source,
+        list(spec.qis),
+        hierarchies_of(ctx),
+        spec.sensitive,
+        label,
+        features,
+        spec.missing,
+    )
+    ctx.timings["histogram"] = time.perf_counter() - ctx.t0
+    sens_h = ctx.db.hierarchies.load(ctx.sensitive_key) if ctx.sensitive_key else None
+    checker = make_checker(points, models, sens_h)
+    if spec.controllers > points.rows:
+        raise InputError(
+            f"controllers ({spec.controllers}) must be at most the table's rows ({points.rows}): "
+            f"each data controller anonymizes a share of them"
+        )
+    result = partition(
+        points, checker, mode, spec.controllers, spec.seed or 0, spec.k, stop=spec.mondrian_stop
+    )
+    ctx.timings.update(result.timings)
+    t0 = time.perf_counter()
+    figures = measures(points, result, checker)
+    ctx.timings["measures"] = time.perf_counter() - t0
+    return Outcome(
+        recoding=result.recoding,
+        models=models,
+        metric="ncp",
+        score=figures["ncp"],
+        per_qi=dict(zip(spec.qis, figures.pop("ncp_per_qi"), strict=True)),
+        measures=figures,
+        checked=figures["partitions"],
+        algorithm=algorithm,
+        guarantee=guarantee,
+    )
+
+
+class MondrianAlgorithm(Algorithm):
+    name = "mondrian"
+    options = ("mondrian_stop", "controllers", "seed")
+    hierarchies_optional = True
+
+    @classmethod
+    def check(
+        cls,
+        spec: Spec,
+        prefix: str,
+        given: Collection[str] | None,
+        spell: Spell,
+        chosen: type[Algorithm] | None,
+        alone: bool = False,
+    ) -> None:
+        """Seed 003's options (label, cluster, controllers, seed) and Mondrian's stop rule
+        (mondrian_stop) belong to the partitioning algorithms (unless the chosen algorithm
+        takes one of them too: microaggregation's wLVQ2 reads the label and the seed); a
+        whole number of controllers of at least one; a known stop rule. TA_DA's options are
+        checked here too: they are Mondrian's, and the task's."""
+        if alone:
+            return  # how options combine; an option checked alone is not judged so
+        from anonsql.algorithms.mondrian.cuts import NEXT_WIDEST, check_stop
+
+        algo = spec.algorithm
+        stop = spec.mondrian_stop
+        set_ = [
+            name
+            for name, on in (
+                ("label", spec.label is not None),
+                ("cluster", bool(spec.cluster)),
+                ("controllers", spec.controllers != 1),
+                ("seed", spec.seed not in (None, 0)),
+                ("mondrian_stop", stop != NEXT_WIDEST),
+            )
+            if on
+        ]
+        partitioning = ("mondrian", "tada")
+        if chosen is not None and algo not in partitioning:
+            set_ = [name for name in set_ if name not in chosen.options]
+        if set_ and algo not in partitioning:
+            raise InputError(
+                f"{prefix}{', '.join(set_)}: option(s) of the partitioning algorithms "
+                f"('mondrian', 'tada'), not of {algo!r} {SEE}"
+            )
+        for name in ("label", "cluster"):
+            if name in set_ and algo == cls.name:
+                raise InputError(
+                    f"{prefix}{name} is an option of algorithm 'tada' (TA_DA, target-aware "
+                    f"anonymization); plain Mondrian ignores the task"
+                )
+        c = spec.controllers
+        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+            raise InputError(f"{prefix}controllers must be a whole number >= 1, not {c!r}")
+        if c > MAX_CONTROLLERS:
+            raise InputError(
+                f"{prefix}controllers must be at most {MAX_CONTROLLERS:,} (each holds a share "
+                f"of the rows), not {c}"
+            )
+        seed = spec.seed
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise InputError(f"{prefix}seed must be a whole number >= 0, not {seed!r}")
+        try:
+            check_stop(stop)
+        except InputError as e:
+            raise InputError(f"{prefix}{e}") from None
+
+    def summary_lines(self, result: Any) -> list[str]:
+        return partitioning_lines(result)
+
+    def run(self, ctx: RunContext) -> Outcome:
+        check_spec(ctx.spec, "Mondrian")
+        algo = "mondrian" + (f"/{ctx.spec.controllers}" if ctx.spec.controllers > 1 else "")
+        return run_partitioning(ctx, "mondrian", algo, GUARANTEE)
+
+
+#: the family's algorithms, for the registry (:func:`anonsql.algorithms.registry`)
+ALGORITHMS: tuple[type[Algorithm], ...] = (MondrianAlgorithm,)
+
+__all__ = [
+    "ALGORITHMS",
+    "GUARANTEE",
+    "MondrianAlgorithm",
+    "check_spec",
+    "run_partitioning",
+]

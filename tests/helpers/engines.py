@@ -1,0 +1,81 @@
+"""The table the engine tests compare DuckDB, PostgreSQL and Spark on (``people``: 400 rows
+of age, sex, zip and a disease), its hierarchies, and the runs they compare."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from anonsql.database import Database
+from anonsql.hierarchy import builders
+from anonsql.spec import Spec
+
+QIS = ["age", "sex", "zip"]
+COLUMNS = ["id", "age", "sex", "zip", "disease"]  # people()'s
+
+
+def roles(qis=QIS, sensitive: str | None = None) -> dict:
+    """The other columns' roles for a run on people(): every column that is neither a QI nor
+    the sensitive attribute is released as it is. 'id' is the tests' row key (the outputs
+    are compared row by row), published on purpose although it is unique."""
+    keep = [c for c in COLUMNS if c not in qis and c != sensitive]
+    return {"keep": keep, "allow_identifying": ["id"]}
+
+
+def people(n: int = 400, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "age": rng.integers(20, 60, n),
+            "sex": rng.choice(["m", "f"], n),
+            "zip": rng.choice(["13053", "13068", "14850", "14853", "14867"], n),
+            "disease": rng.choice(["flu", "cancer", "hiv", "gastritis"], n, p=[0.5, 0.2, 0.2, 0.1]),
+        }
+    )
+
+
+def setup(db: Database, frame: pd.DataFrame, name: str = "people", cols=None) -> None:
+    cols = cols or {q: q for q in QIS}
+    db.backend.write_frame(name, frame)
+    db.hierarchies.save(builders.intervals("age", range(20, 60), [5, 10, 20]), cols["age"])
+    db.hierarchies.save(builders.flat("sex", ["m", "f"]), cols["sex"])
+    db.hierarchies.save(builders.mask("zip", sorted(frame[cols["zip"]].unique())), cols["zip"])
+
+
+def output_rows(db: Database, name: str) -> pd.DataFrame:
+    df = db.backend.fetch_df(f"SELECT * FROM {name}")
+    df = df.astype(str)
+    return df.sort_values(list(df.columns)).reset_index(drop=True)
+
+
+def summary(result) -> tuple:
+    m = result.measures
+    return (result.levels, m["classes"], m["suppressed_rows"], round(result.score, 12))
+
+
+SPECS = [
+    Spec(qis=QIS, k=5, suppression=0.0, output="out", **roles()),
+    Spec(
+        qis=QIS,
+        sensitive="disease",
+        k=4,
+        l=2,
+        suppression=0.05,
+        output="out",
+        **roles(sensitive="disease"),
+    ),
+    Spec(
+        qis=QIS,
+        sensitive="disease",
+        k=3,
+        t=0.3,
+        suppression=0.1,
+        output="out",
+        metric="aecs",
+        **roles(sensitive="disease"),
+    ),
+]
+
+
+__all__ = ["COLUMNS", "QIS", "SPECS", "output_rows", "people", "roles", "setup", "summary"]
