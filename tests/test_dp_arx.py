@@ -28,7 +28,7 @@ from anonsql.algorithms.dp.engine import SampleScorer
 from anonsql.algorithms.dp.params import safepub_parameters
 from anonsql.algorithms.dp.quality import ScoreContext, arx_loss, score, sensitivity
 from anonsql.database import Database
-from tests.conftest import shared_data
+from tests.helpers.data import shared_data
 
 QIS = [
     "sex", "age", "race", "marital-status", "education", "native-country", "workclass",

@@ -144,7 +144,7 @@ def test_two_releases_add_up_and_a_release_beyond_the_limit_writes_nothing(db):
 
 
 def test_refresh_draws_a_new_sample_and_spends_again(db):
-    from anonsql.output.status import refresh
+    from anonsql.run import refresh
 
     r = anonymize(db, "census", dp(seed=None))
     old = dp_params(db, r.run_id)["sample"]

@@ -32,6 +32,7 @@ SAMPLES = {
     "mapping": ({"a": "a"}, "(a = 'a')"),
     "masks": ("a=drop", "'a=drop'"),
     "size": ("1GiB", "'1GiB'"),
+    "levels": ({"a": 1}, "(a = 1)"),
 }
 
 

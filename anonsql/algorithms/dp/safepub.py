@@ -189,9 +189,11 @@ def _source_rows(db, source: str) -> int:
 
 
 def _previous_release(db, output: str) -> dict | None:
-    from anonsql.output.status import _runs
+    from anonsql.output.provenance import Provenance
 
-    for name, run in _runs(db).items():
+    if not db.backend.table_exists("anonsql_runs"):
+        return None
+    for name, run in Provenance(db.backend).latest_runs().items():
         if db.backend.same_relation(name, output) and run["algorithm"] == ALGORITHM:
             return run
     return None
@@ -216,7 +218,8 @@ class SafePub(Algorithm):
     ) -> None:
         """Its options belong to it alone; their values and how they combine
         (:func:`check_dp_options`)."""
-        check_dp_options(spec, prefix, set() if alone else given, spell)
+        if not alone:  # checked once the options are together: how they combine
+            check_dp_options(spec, prefix, None, spell)
 
     def guard_models(self, spec: Spec, sensitive_key: str | None) -> list[PrivacyModel]:
         """k-anonymity with the k derived from epsilon and delta (the run's own), enforced

@@ -442,7 +442,7 @@ class RhoGain(_Passes):
         if spec.algorithm == cls.name and rho is None:
             raise InputError(
                 f"{prefix}algorithm 'rho-gain' needs {spell('rho')}, the number of passes over "
-                f"the outliers after the first (seed 002 uses 2)"
+                f"the outliers after the first (the rho-Gain paper uses 2)"
             )
 
     def _next_gs(self, spec, number, released, gs):
