@@ -7,6 +7,7 @@ import click
 from anonsql.backend import redact
 from anonsql.cli.common import (
     _print_result,
+    algorithm_options,
     db_option,
     friendly,
     model_options,
@@ -189,15 +190,10 @@ def _table_name(file: str) -> str:
     "--algorithm",
     default="flash",
     show_default=True,
-    help="As for anonymize (flash, exhaustive, heuristic, greedy, ...).",
+    help="As for anonymize (flash, exhaustive, heuristic, greedy, ..., safepub; "
+    "`anonsql algorithms` lists them).",
 )
-@click.option(
-    "--mondrian-stop",
-    type=click.Choice(["next-widest", "widest"]),
-    default="next-widest",
-    show_default=True,
-    help="As for anonymize (mondrian/tada: the stop rule; widest is LeFevre et al.'s).",
-)
+@algorithm_options
 @role_options
 @click.option("--columns", help="Columns of the output, comma-separated (default: all the file's).")
 @click.option(
@@ -222,7 +218,6 @@ def anonymize_file(
     suppression,
     metric,
     algorithm,
-    mondrian_stop,
     columns,
     missing,
     drop_suppressed,
@@ -262,7 +257,6 @@ def anonymize_file(
         suppression=suppression,
         metric=metric,
         algorithm=algorithm,
-        mondrian_stop=mondrian_stop,
         output="anonymized",
         columns=split_list(columns) or None,
         **roles,
