@@ -85,6 +85,8 @@ def test_index_makes_the_same_merges(seed, rows, k, metric, strategy):
     _same(_run(hist, k, metric, strategy, NEAR_SHARE=2.0), want)
     # bit sets for the upper levels only: boxes of covering ancestors
     _same(_run(hist, k, metric, strategy, NEAR_SHARE=2.0, BUDGET=1), want)
+    # small limits: boxes cut along their loosest QI, and full scans in between
+    _same(_run(hist, k, metric, strategy, NEAR_SHARE=0.02), want)
 
 
 @pytest.mark.parametrize("strategy", ["s1", "s5"])
@@ -94,4 +96,5 @@ def test_index_with_large_hierarchies(strategy):
     want = _run(hist, 4, "nllm", strategy, NEAR_INDEX=False)
     _same(_run(hist, 4, "nllm", strategy, DENSE_NODES=64), want)
     _same(_run(hist, 4, "nllm", strategy, DENSE_NODES=64, NEAR_SHARE=2.0), want)
+    _same(_run(hist, 4, "nllm", strategy, DENSE_NODES=64, NEAR_SHARE=0.02), want)
     _same(_run(hist, 4, "nllm", strategy, DENSE_NODES=64, NEAR_INDEX=False), want)

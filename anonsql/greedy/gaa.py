@@ -115,12 +115,42 @@ class _QI:
             self.lca_table = lca
             # M(a, b) + M(b, a) = cost(a, lca) + cost(b, lca) (Definitions 4-6)
             self.pair = to_root[:, None] + to_root[None, :] - 2.0 * to_root[lca]
+        else:
+            # preorder: each subtree is the range [pre[x], end[x]); sorting the ancestor
+            # rows root level first puts a node (-1 below its level) before its descendants
+            anc = h.ancestors
+            order = np.lexsort(anc.T)
+            self.pre = np.empty(h.size, dtype=np.int64)
+            self.pre[order] = np.arange(h.size)
+            self.end = self.pre + np.bincount(anc[anc >= 0], minlength=h.size)
 
     def cost(self, a: int, nodes: np.ndarray) -> np.ndarray:
         if self.dense:
             return self.pair[a][nodes]
-        lca = self.h.lca(np.full(len(nodes), a), nodes)
-        return self.to_root[a] + self.to_root[nodes] - 2.0 * self.to_root[lca]
+        # the LCA of a and b is a's lowest ancestor whose preorder range holds b: the ranges
+        # of a's ancestors are nested, so its place in a's chain is the number of ranges that
+        # start after pre[b] plus the number that end at or before it (O(n log height),
+        # where comparing whole ancestor rows is O(n height))
+        chain = self._chain(a)
+        if 4 * len(nodes) >= self.h.size:
+            # many classes (a full scan): W(LCA(a, x)) for every node x by preorder, from
+            # the root's range down to a's own (one slice each), then gathered
+            w_lca = np.empty(self.h.size)
+            for x in chain[::-1]:
+                w_lca[self.pre[x] : self.end[x]] = self.to_root[x]
+            w_lca = w_lca[self.pre[nodes]]
+        else:
+            p = self.pre[nodes]
+            starts, ends = self.pre[chain[::-1]], self.end[chain]
+            up = len(chain) - np.searchsorted(starts, p, side="right")
+            up += np.searchsorted(ends, p, side="right")
+            w_lca = self.to_root[chain[up]]
+        return self.to_root[a] + self.to_root[nodes] - 2.0 * w_lca
+
+    def _chain(self, a: int) -> np.ndarray:
+        """Node a and its ancestors, the root last."""
+        col = self.h.ancestors[a]
+        return col[col >= 0]
 
     def lca(self, a: int, b: int) -> int:
         if self.dense:
@@ -473,23 +503,55 @@ class _NearIndex:
     def remove(self, cid: int, key: list[int]) -> None:
         self.bits[self._rows(key), cid >> 6] &= np.uint64(~(1 << (cid & 63)) & (2**64 - 1))
 
+    @staticmethod
+    def _rows_at(chains: list, t: float, skip: int = -1) -> list[int]:
+        """The rows of the A_j(T) for T = t (A_j(T) is the last ancestor with up <= t), all
+        QIs but ``skip``; none for a QI whose A_j(T) is the root."""
+        rows = []
+        for j, (ups, _, cover) in enumerate(chains):
+            r = cover[bisect_right(ups, t) - 1]
+            if r >= 0 and j != skip:
+                rows.append(r)
+        return rows
+
+    def _and(self, rows: list[int]) -> np.ndarray:
+        return self.bits[rows[0]] if len(rows) == 1 else np.bitwise_and.reduce(self.bits[rows])
+
     def _box(self, chains: list, t: float, limit: float) -> np.ndarray | None:
         """The ids of the classes in the box of subtrees for T = t (C_s's among them), or
         None when they are too many to cost one by one."""
         t += self.slack
-        rows = []
-        for ups, _, cover in chains:
-            r = cover[bisect_right(ups, t) - 1]  # A_j(T) is the last ancestor with up <= t
-            if r >= 0:
-                rows.append(r)
+        rows = self._rows_at(chains, t)
         if not rows:
             return None
-        acc = self.bits[rows[0]] if len(rows) == 1 else np.bitwise_and.reduce(self.bits[rows])
+        acc = self._and(rows)
+        ids = self._ids(acc)
+        if len(ids) <= limit:
+            return ids
+        # too many: cut the box along the QI j whose bound is loosest (the largest
+        # W(s_j) - W(A_j(T))). A class whose LCA with s_j is s_j's ancestor number i costs
+        # at least ups[i] on QI j, leaving T - ups[i] to the others: the union over i of
+        # subtree(ancestor i) x the box of T - ups[i] on the other QIs holds every class
+        # within T, and is much smaller when QI j's steps are large
+        j = max(range(len(chains)), key=lambda i: chains[i][0][bisect_right(chains[i][0], t) - 1])
+        ups, _, cover = chains[j]
+        acc = np.zeros(self.words, dtype=np.uint64)
+        for i in range(bisect_right(ups, t)):
+            rows = self._rows_at(chains, t - ups[i], skip=j)
+            if cover[i] >= 0:
+                rows.append(cover[i])
+            if not rows:
+                return None
+            acc |= self._and(rows)
+        ids = self._ids(acc)
+        return ids if len(ids) <= limit else None
+
+    @staticmethod
+    def _ids(acc: np.ndarray) -> np.ndarray:
+        """The positions of the set bits of ``acc``."""
         words = np.flatnonzero(acc)
         bits = np.unpackbits(acc[words].view(np.uint8), bitorder="little").reshape(-1, 64)
         w, b = np.nonzero(bits)
-        if len(w) > limit:
-            return None
         return words[w] * 64 + b
 
     def nearest(self, s: int, cid: int, key: list[int], n: int, cost_fn,
