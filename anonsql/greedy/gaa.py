@@ -429,7 +429,7 @@ class _NearIndex:
 
     #: bit-set memory at most (bytes): with larger hierarchies, only their upper nodes get
     #: a set, and a box uses the lowest ancestor of A_j(T) that has one (a larger box)
-    BUDGET = 1 << 28
+    BUDGET = 1 << 26
 
     def __init__(self, qis: list[_QI], nodes: np.ndarray) -> None:
         self.qis = qis
