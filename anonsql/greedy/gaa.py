@@ -684,7 +684,15 @@ class _Context:
             found = self.near()
             if found is not None:
                 return found
-        return self.cand[_best(self.cost_of(self.cand))]
+        # every slot costed: C_s's own entry set to +inf leaves the very minimum and ties
+        # of the other slots, without copying out the candidates
+        cost = self.cost
+        own = cost[self.s]
+        cost[self.s] = np.inf
+        try:
+            return _best(cost)
+        finally:
+            cost[self.s] = own
 
     def _xlogx(self, x: np.ndarray) -> np.ndarray:
         if self.xlogx_table is None:
