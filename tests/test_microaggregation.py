@@ -179,6 +179,26 @@ def test_vectorized_mdav_equals_the_plain_loop(n, m, k, seed):
     assert _canonical(mdav(z, counts, k)) == _canonical(_reference_mdav(z, counts, k))
 
 
+@pytest.mark.parametrize(("n", "m", "k", "decimals"), [(2500, 3, 3, None), (4000, 2, 5, 1)])
+def test_mdav_shortcuts_change_nothing(monkeypatch, n, m, k, decimals):
+    """Pools of >= REFERENCE_POOL points: the farthest point from the centroid among the
+    candidates a reference point leaves, and the k-th distance selected under a sampled
+    bound, give the plain loop's groups (continuous data), and with many equal distances
+    (rounded data) the groups of the same code with both shortcuts off."""
+    import anonsql.algorithms.microaggregation.mdav as mdav_module
+
+    rng = np.random.default_rng(n)
+    z, counts = rng.normal(size=(n, m)), rng.integers(1, 4, size=n)
+    if decimals is None:
+        assert _canonical(mdav(z, counts, k)) == _canonical(_reference_mdav(z, counts, k))
+        return
+    z = z.round(decimals)
+    fast = mdav(z, counts, k)
+    monkeypatch.setattr(mdav_module, "REFERENCE_POOL", 10**9)
+    monkeypatch.setattr(mdav_module, "SELECT_STRIDE", 1)
+    assert fast.tolist() == mdav(z, counts, k).tolist()
+
+
 def test_mdav_golden_unchanged():
     """Golden: the groups the first (unvectorized) implementation gave on a fixed weighted
     example, 30 tuples of 67 records, k = 4."""

@@ -24,16 +24,25 @@ Each measure is computed only for the candidates a strategy asks about (S3 and S
 cost of their few l_div- or t_clo-optimal partners only). With many sensitive values, the
 t_clo of every merging is computed from the classes' non-zero sensitive counts (see
 :class:`_Support`) instead of a dense (classes x values) pass.
+
+The strategies that start from the cheapest partners (S1, S2, S5: Delta_mu over all classes)
+do not scan every class per merge: :class:`_NearIndex` keeps, per QI, the classes holding each
+node and finds the cheapest partners by branch and bound (a class's cost is a sum of
+non-negative per-QI costs, so one QI's cost bounds it from below; see the class). The
+partners found are the very set the full scan finds, so the merges and their order are the
+same.
 """
 
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from anonsql.algorithms.greedy.strategies import STRATEGIES, Strategy
+from anonsql.algorithms.greedy.strategies import STRATEGIES, TOL, Strategy, _best
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
@@ -49,6 +58,12 @@ SPARSE_VALUES = 32
 SPARSE_MIN_CANDIDATES = 256
 #: tables up to this many rows precompute c ln c for every count c (see _Context.ldiv)
 XLOGX_TABLE = 1 << 22
+#: find the cheapest partners of S1, S2 and S5 through :class:`_NearIndex` (False: scan every
+#: class per merge, the reference the index is tested against)
+NEAR_INDEX = True
+#: the index scans at most this share of the classes per merge; beyond it a full scan (one
+#: vectorized pass) is cheaper than gathering the classes node by node
+NEAR_SHARE = 0.25
 
 
 @dataclass
@@ -100,17 +115,57 @@ class _QI:
             self.lca_table = lca
             # M(a, b) + M(b, a) = cost(a, lca) + cost(b, lca) (Definitions 4-6)
             self.pair = to_root[:, None] + to_root[None, :] - 2.0 * to_root[lca]
+        else:
+            # preorder: each subtree is the range [pre[x], end[x]); sorting the ancestor
+            # rows root level first puts a node (-1 below its level) before its descendants
+            anc = h.ancestors
+            order = np.lexsort(anc.T)
+            self.pre = np.empty(h.size, dtype=np.int64)
+            self.pre[order] = np.arange(h.size)
+            self.end = self.pre + np.bincount(anc[anc >= 0], minlength=h.size)
 
     def cost(self, a: int, nodes: np.ndarray) -> np.ndarray:
         if self.dense:
             return self.pair[a][nodes]
-        lca = self.h.lca(np.full(len(nodes), a), nodes)
-        return self.to_root[a] + self.to_root[nodes] - 2.0 * self.to_root[lca]
+        # the LCA of a and b is a's lowest ancestor whose preorder range holds b: the ranges
+        # of a's ancestors are nested, so its place in a's chain is the number of ranges that
+        # start after pre[b] plus the number that end at or before it (O(n log height),
+        # where comparing whole ancestor rows is O(n height))
+        chain = self._chain(a)
+        if 4 * len(nodes) >= self.h.size:
+            # many classes (a full scan): W(LCA(a, x)) for every node x by preorder, from
+            # the root's range down to a's own (one slice each), then gathered
+            w_lca = np.empty(self.h.size)
+            for x in chain[::-1]:
+                w_lca[self.pre[x] : self.end[x]] = self.to_root[x]
+            w_lca = w_lca[self.pre[nodes]]
+        else:
+            p = self.pre[nodes]
+            starts, ends = self.pre[chain[::-1]], self.end[chain]
+            up = len(chain) - np.searchsorted(starts, p, side="right")
+            up += np.searchsorted(ends, p, side="right")
+            w_lca = self.to_root[chain[up]]
+        return self.to_root[a] + self.to_root[nodes] - 2.0 * w_lca
+
+    def _chain(self, a: int) -> np.ndarray:
+        """Node a and its ancestors, the root last."""
+        col = self.h.ancestors[a]
+        return col[col >= 0]
 
     def lca(self, a: int, b: int) -> int:
         if self.dense:
             return int(self.lca_table[a, b])
         return int(self.h.lca(np.array([a]), np.array([b]))[0])
+
+    def non_negative(self) -> bool:
+        """Whether every pairwise cost is >= 0 (what :class:`_NearIndex`'s bound needs). It is
+        when no node costs less to the root than its parent (non-negative edge weights, as
+        all seven metrics have): then to_root[a] + to_root[b] >= 2 to_root[lca] holds in
+        exact arithmetic and, rounding being monotone, in floating point too."""
+        if self.dense:
+            return bool(self.pair.min() >= 0.0)
+        child = np.flatnonzero(self.h.parents >= 0)
+        return bool((self.to_root[child] >= self.to_root[self.h.parents[child]]).all())
 
 
 def _xlogx(x: np.ndarray) -> np.ndarray:
@@ -194,6 +249,9 @@ def gaa(
         if strat.uses_sensitive and q > SPARSE_VALUES:
             support = _Support(counts)
 
+    near = None
+    if NEAR_INDEX and strat.cost_first and all(qi.non_negative() for qi in qis):
+        near = _NearIndex(qis, nodes)
     slot_of = np.arange(n, dtype=np.intp)  # class id -> slot; ids are never reused
     id_at = list(range(n))  # slot -> class id
     key_to_id = {tuple(nodes[i].tolist()): i for i in range(n)}
@@ -281,13 +339,14 @@ def gaa(
                 f"GAA cannot satisfy {model.describe()}: the whole table is one class and "
                 f"still violates it"
             )
-        cand = np.arange(n, dtype=np.intp)
-        cand = np.delete(cand, s)
         ctx = _Context(
-            s, cand, None, counts, sizes, n, overall, xlogx,
+            s, None, None, counts, sizes, n, overall, xlogx,
             cost_fn=cost_fn if strat.uses_cost else None, support=support, slot_of=slot_of,
             xlogx_table=xlogx_table,
         )  # fmt: skip
+        if near is not None:
+            key_s = cols[:, s].tolist()
+            ctx.near = lambda: near.nearest(s, cid, key_s, n, cost_fn, slot_of)  # noqa: B023
         chosen = strat.select(ctx)
         if len(chosen) > 1:  # deterministic tie-break: smallest node tuple
             sub = nodes[chosen]
@@ -295,9 +354,13 @@ def gaa(
         p = int(chosen[0])
         pid = id_at[p]
         # merge p into s: LCAs per QI, sizes and sensitive counts add up
-        new = [qis[j].lca(int(nodes[s, j]), int(nodes[p, j])) for j in range(m)]
-        del key_to_id[tuple(nodes[s].tolist())]
-        del key_to_id[tuple(nodes[p].tolist())]
+        key_s, key_p = nodes[s].tolist(), nodes[p].tolist()
+        new = [qis[j].lca(key_s[j], key_p[j]) for j in range(m)]
+        del key_to_id[tuple(key_s)]
+        del key_to_id[tuple(key_p)]
+        if near is not None:
+            near.remove(cid, key_s)
+            near.remove(pid, key_p)
         nodes[s] = new
         cols[:, s] = new
         absorb(cid, pid)
@@ -305,9 +368,13 @@ def gaa(
         key = tuple(new)
         twin = key_to_id.get(key)
         if twin is not None:  # the merged class coincides with an existing one
+            if near is not None:
+                near.remove(twin, new)
             absorb(cid, twin)
         s = int(slot_of[cid])
         key_to_id[key] = cid
+        if near is not None:
+            near.add(cid, new)
         if violates(s):
             heapq.heappush(heap, (sizes[s], key, cid))
         if progress is not None and merges % 256 == 0:
@@ -329,6 +396,197 @@ def gaa(
         model.describe(),
         None if counts is None else counts[:n].copy(),
     )
+
+
+class _NearIndex:
+    """Delta_mu(C_s, C(T)) of seed 004 Definition 16 (the partners of least merge cost)
+    without costing every class: for each hierarchy node, the set of classes below it (a
+    bit set over class ids), and a search that costs only the classes in a box of subtrees
+    around C_s.
+
+    mu(C_s, C) = sum_j P_j(s_j, c_j) is added in QI order from per-QI costs P_j >= 0, the
+    tree distances of Definitions 4-6: P_j(a, b) = (W(a) - W(l)) + (W(b) - W(l)) with W the
+    cost to the root and l = LCA(a, b). A floating-point sum of non-negative terms is at
+    least each of its terms (rounding is monotone), so a class with mu(C_s, C) <= T has
+    P_j(s_j, c_j) <= T on every QI, hence W(s_j) - W(l) <= T: the LCA is an ancestor of s_j
+    at most T above it, and c_j lies in the subtree of the highest such ancestor A_j(T).
+    Every class within T of C_s therefore lies in the box prod_j subtree(A_j(T)): the AND
+    of the bit sets of the A_j(T), a few hundred machine words per QI.
+
+    A search (:meth:`nearest`) starts T at C_s's cheapest step up on any QI and doubles it
+    until the box holds another class, costs the classes in the box, and with b the least
+    of their costs (an upper bound on the minimum) makes sure the box covers
+    T' = b + TOL max(1, |b|), the widest cost a tie with the minimum can have in
+    :func:`strategies._best`: if T' > T it costs the box of T' instead.
+    The costs are computed exactly as by a full pass (the same gathers and additions,
+    element by element), so the minimum and the classes within its tolerance are the full
+    scan's, and the merges are the same. When the box holds many classes (NEAR_SHARE), as
+    for a popped class far from all others, the caller scans every class instead.
+
+    A merged class keeps the id of C_s, so ids stay below the initial number of classes.
+    Upkeep per merge: the bits of the merged classes at their nodes' ancestors are cleared
+    and the new class's set, a few vectorized updates."""
+
+    #: bit-set memory at most (bytes): with larger hierarchies, only their upper nodes get
+    #: a set, and a box uses the lowest ancestor of A_j(T) that has one (a larger box)
+    BUDGET = 1 << 26
+
+    def __init__(self, qis: list[_QI], nodes: np.ndarray) -> None:
+        self.qis = qis
+        n = len(nodes)
+        self.words = max(1, (n + 63) // 64)
+        # per QI, for each node met: see _chain
+        self.chains: list[dict[int, tuple[list[float], list[int], list[int]]]] = [{} for _ in qis]
+        # round-off allowance of the subtree test: P_j is computed as W(a) + W(b) - 2 W(l),
+        # whose error is a few ulps of the largest W (not of P_j), W(s_j) - W(A) likewise
+        self.slack = 1e-9 * (1.0 + max((float(q.to_root.max()) for q in qis), default=0.0))
+        # rows: every non-root node while the budget allows, else from the top level down
+        per_row = 8 * self.words
+        self.row_of: list[np.ndarray] = []
+        total = 0
+        for q in qis:
+            h = q.h
+            row = np.full(h.size, -1, dtype=np.int64)
+            keep = h.parents >= 0
+            if (int(keep.sum()) + total) * per_row > self.BUDGET:
+                for lv in range(int(h.levels.max()) + 1):
+                    keep = (h.parents >= 0) & (h.levels >= lv)
+                    if (int(keep.sum()) + total) * per_row <= self.BUDGET:
+                        break
+            ids = np.flatnonzero(keep)
+            row[ids] = total + np.arange(len(ids))
+            total += len(ids)
+            self.row_of.append(row)
+        self.bits = np.zeros((max(total, 1), self.words), dtype=np.uint64)
+        for j, col in enumerate(nodes.T):
+            values, inverse = np.unique(col, return_inverse=True)
+            order = np.argsort(inverse, kind="stable")
+            bounds = np.searchsorted(inverse[order], np.arange(len(values) + 1))
+            for i, v in enumerate(values.tolist()):
+                self._set_many(j, v, order[bounds[i] : bounds[i + 1]])
+
+    def _set_many(self, j: int, v: int, ids: np.ndarray) -> None:
+        """Set the bits of classes ``ids`` (all holding node v on QI j) at v's ancestors."""
+        word = np.zeros(self.words, dtype=np.uint64)
+        np.bitwise_or.at(word, ids >> 6, np.left_shift(np.uint64(1), (ids & 63).astype(np.uint64)))
+        for r in self._chain(j, v)[1]:
+            self.bits[r] |= word
+
+    def _chain(self, j: int, v: int) -> tuple[list[float], list[int], list[int]]:
+        """Node v's ancestors on QI j (itself first, the root last): how much less each
+        costs to the root, W(v) - W(ancestor) (non-decreasing going up); the bit-set rows
+        of those that have one (the root has none: every class lies below it); and for
+        each, the row standing for its subtree, its own or its lowest ancestor's with one
+        (-1: none, no bound)."""
+        chain = self.chains[j].get(v)
+        if chain is None:
+            h, w, row = self.qis[j].h, self.qis[j].to_root, self.row_of[j]
+            ups, rows = [], []
+            a = v
+            while a >= 0:
+                ups.append(float(w[v] - w[a]))
+                rows.append(int(row[a]))
+                a = int(h.parents[a])
+            cover = rows.copy()
+            for i in range(len(cover) - 2, -1, -1):
+                if cover[i] < 0:
+                    cover[i] = cover[i + 1]
+            chain = self.chains[j][v] = (ups, [r for r in rows if r >= 0], cover)
+        return chain
+
+    def _rows(self, key: list[int]) -> list[int]:
+        return [r for j, v in enumerate(key) for r in self._chain(j, v)[1]]
+
+    def add(self, cid: int, key: list[int]) -> None:
+        self.bits[self._rows(key), cid >> 6] |= np.uint64(1 << (cid & 63))
+
+    def remove(self, cid: int, key: list[int]) -> None:
+        self.bits[self._rows(key), cid >> 6] &= np.uint64(~(1 << (cid & 63)) & (2**64 - 1))
+
+    @staticmethod
+    def _rows_at(chains: list, t: float, skip: int = -1) -> list[int]:
+        """The rows of the A_j(T) for T = t (A_j(T) is the last ancestor with up <= t), all
+        QIs but ``skip``; none for a QI whose A_j(T) is the root."""
+        rows = []
+        for j, (ups, _, cover) in enumerate(chains):
+            r = cover[bisect_right(ups, t) - 1]
+            if r >= 0 and j != skip:
+                rows.append(r)
+        return rows
+
+    def _and(self, rows: list[int]) -> np.ndarray:
+        return self.bits[rows[0]] if len(rows) == 1 else np.bitwise_and.reduce(self.bits[rows])
+
+    def _box(self, chains: list, t: float, limit: float) -> np.ndarray | None:
+        """The ids of the classes in the box of subtrees for T = t (C_s's among them), or
+        None when they are too many to cost one by one."""
+        t += self.slack
+        rows = self._rows_at(chains, t)
+        if not rows:
+            return None
+        acc = self._and(rows)
+        ids = self._ids(acc)
+        if len(ids) <= limit:
+            return ids
+        # too many: cut the box along the QI j whose bound is loosest (the largest
+        # W(s_j) - W(A_j(T))). A class whose LCA with s_j is s_j's ancestor number i costs
+        # at least ups[i] on QI j, leaving T - ups[i] to the others: the union over i of
+        # subtree(ancestor i) x the box of T - ups[i] on the other QIs holds every class
+        # within T, and is much smaller when QI j's steps are large
+        j = max(range(len(chains)), key=lambda i: chains[i][0][bisect_right(chains[i][0], t) - 1])
+        ups, _, cover = chains[j]
+        acc = np.zeros(self.words, dtype=np.uint64)
+        for i in range(bisect_right(ups, t)):
+            rows = self._rows_at(chains, t - ups[i], skip=j)
+            if cover[i] >= 0:
+                rows.append(cover[i])
+            if not rows:
+                return None
+            acc |= self._and(rows)
+        ids = self._ids(acc)
+        return ids if len(ids) <= limit else None
+
+    @staticmethod
+    def _ids(acc: np.ndarray) -> np.ndarray:
+        """The positions of the set bits of ``acc``."""
+        words = np.flatnonzero(acc)
+        bits = np.unpackbits(acc[words].view(np.uint8), bitorder="little").reshape(-1, 64)
+        w, b = np.nonzero(bits)
+        return words[w] * 64 + b
+
+    def nearest(self, s: int, cid: int, key: list[int], n: int, cost_fn,
+                slot_of: np.ndarray) -> np.ndarray | None:  # fmt: skip
+        """The slots of Delta_mu(C_s, C(T)), or None when a full scan is the cheaper way."""
+        limit = NEAR_SHARE * n
+        chains = [self._chain(j, v) for j, v in enumerate(key)]
+        steps = sorted({u for ups, _, _ in chains for u in ups if u > 0.0})
+        if not steps:
+            return None
+        # from the cheapest step up on any QI, doubling: a box grows with T, and a small one
+        # that holds another class gives a bound b that keeps the next box small
+        t = steps[0]
+        while True:
+            box = self._box(chains, t, limit)
+            if box is None:
+                return None
+            if len(box) > 1:  # C_s itself is in its box
+                break
+            if t >= steps[-1]:  # the box is the whole table and holds C_s only
+                return None
+            t = max(2.0 * t, steps[bisect_right(steps, t)])
+        box = box[box != cid]
+        slots = slot_of[box]
+        costs = cost_fn(s, n, slots)
+        b = float(costs.min())
+        wide = b + TOL * max(1.0, abs(b))
+        if wide > t:  # the box may miss classes within the tolerance of the minimum
+            box = self._box(chains, wide, limit)
+            if box is None:
+                return None
+            box = box[box != cid]
+            slots = slot_of[box]
+            costs = cost_fn(s, n, slots)
+        return slots[_best(costs)]
 
 
 class _Support:
@@ -404,11 +662,37 @@ class _Context:
         slot_of: np.ndarray | None = None,
         xlogx_table: np.ndarray | None = None,
     ) -> None:
-        self.s, self.cand, self.counts, self.sizes = s, cand, counts, sizes
+        self.s, self._cand, self.counts, self.sizes = s, cand, counts, sizes
         self.n, self.overall, self.xlogx = n, overall, xlogx
         self._cost, self._cost_fn = cost, cost_fn
         self.support, self.slot_of = support, slot_of
         self.xlogx_table = xlogx_table
+        #: the index's search for the cheapest partners (None: scan), see nearest()
+        self.near: Callable[[], np.ndarray | None] | None = None
+
+    @property
+    def cand(self) -> np.ndarray:
+        """Every slot but C_s's (built when a strategy asks: the index's searches do not)."""
+        if self._cand is None:
+            self._cand = np.delete(np.arange(self.n, dtype=np.intp), self.s)
+        return self._cand
+
+    def nearest(self) -> np.ndarray:
+        """Delta_mu(C_s, C(T)): the slots of the partners of least merge cost, through the
+        index when there is one and it is the cheaper way, else by costing every class."""
+        if self.near is not None:
+            found = self.near()
+            if found is not None:
+                return found
+        # every slot costed: C_s's own entry set to +inf leaves the very minimum and ties
+        # of the other slots, without copying out the candidates
+        cost = self.cost
+        own = cost[self.s]
+        cost[self.s] = np.inf
+        try:
+            return _best(cost)
+        finally:
+            cost[self.s] = own
 
     def _xlogx(self, x: np.ndarray) -> np.ndarray:
         if self.xlogx_table is None:
