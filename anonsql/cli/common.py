@@ -441,6 +441,7 @@ def algorithm_options(fn: Callable) -> Callable:
     from dataclasses import fields
 
     from anonsql.algorithms import own_options
+    from anonsql.errors import InputError
     from anonsql.options import check_value
     from anonsql.spec import Spec
 
@@ -450,12 +451,16 @@ def algorithm_options(fn: Callable) -> Callable:
         kw: dict[str, Any] = {"help": o.help}
         if o.kind == "bool":
             kw["is_flag"] = True
-        elif o.kind not in ("int", "number", "str"):
-            # a structured value (e.g. safepub's levels): parsed as spec files parse it
+        elif o.kind == "levels":
+            # a structured value (safepub's levels): parsed as spec files parse it, a bad one
+            # refused in one line
             kw["default"] = defaults[o.field]
 
             def parse(ctx, param, value, o=o):
-                return None if value is None else check_value(o.name, o.kind, value, o.cli_flag)
+                try:
+                    return None if value is None else check_value(o.name, o.kind, value, "")
+                except InputError as e:
+                    raise click.BadParameter(str(e).lstrip(": ")) from None
 
             kw["callback"] = parse
         else:
