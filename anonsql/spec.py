@@ -121,7 +121,7 @@ class Spec:
     key_file: str | None = None
     missing: str = "error"  # a QI value its hierarchy lacks: "error" or "suppress"
     # bytes (or "1GiB") the lattice search may use for the histogram; a larger one stays in
-    # the engine (anonsql.data.engine_classes). None: a share of the machine's memory
+    # the engine (anonsql.algorithms.lattice.engine_classes). None: a share of the machine's memory
     memory_budget: int | str | None = None
     # differential privacy (algorithm "safepub", anonsql.algorithms.dp): epsilon and delta
     # spent, the share of epsilon spent choosing the generalization (0: ``levels``, QI ->

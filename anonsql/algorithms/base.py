@@ -11,8 +11,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from anonsql.algorithms.recoding import Recoding
 from anonsql.models.base import PrivacyModel
-from anonsql.output.recoding import Recoding
 from anonsql.spec import Spec, Spell
 
 if TYPE_CHECKING:

@@ -122,6 +122,19 @@ def render(name: str, /, dialect: str = "duckdb", **params: Any) -> str:
 _KINDS = {"table": "TABLE", "view": "VIEW"}
 
 
+def temporary(name: str, query: exp.Select, dialect: str) -> exp.Expression:
+    """A session-private relation holding ``query``'s rows: a temporary table, or on Spark a
+    cached temporary view (``CACHE TABLE ... AS``, computed once, kept by the executors)."""
+    if dialect == "spark":
+        return exp.Cache(this=table(name), expression=query)
+    return exp.Create(
+        this=table(name),
+        kind="TABLE",
+        expression=query,
+        properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+    )
+
+
 @cache
 def _drop(kind: str) -> exp.Expression:
     return _without_positions(

@@ -156,7 +156,7 @@ class Histogram:
         query = histogram_query(source, qis, keys, sensitive, within, unit)
         if max_rows is not None:
             # a histogram beyond the memory budget is never read whole: the caller keeps it
-            # in the engine instead (anonsql.data.engine_classes)
+            # in the engine instead (anonsql.algorithms.lattice.engine_classes)
             query = query.limit(max_rows + 1)
         grouped = db.backend.fetch_columns(query)
         if max_rows is not None and len(grouped["n"]) > max_rows:

@@ -108,7 +108,7 @@ def evaluate_levels(
     ``sampling_fraction``: the population-uniqueness estimates are reported too; ``unit``:
     every count is of distinct units, as a run with that unit counts (README "Privacy
     units")."""
-    from anonsql.data.multi_sa import (
+    from anonsql.models.multi_sa import (
         MULTI_SA,
         SA_COLUMN,
         composite,

@@ -3,7 +3,7 @@
 A view built by anonsql does not trust anything stored at run time to keep it anonymous. Each
 read
 
-1. gives every source row the run's transformation (:mod:`anonsql.output.recoding`): its QI
+1. gives every source row the run's transformation (:mod:`anonsql.algorithms.recoding`): its QI
    values are mapped to released labels and hierarchy node ids, through the run's pinned
    hierarchy versions (full-domain levels) or its stored recoding table (multidimensional
    recodings). A QI value that the mapping lacks - a value added after the run, a NULL - gives
@@ -38,13 +38,13 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 
+from anonsql.algorithms.recoding import SUPPRESSED_LABEL, LevelRecoding, Recoding, TableRecoding
 from anonsql.backend.sql_templates import column, ident, table, template
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import NODES
 from anonsql.masking.methods import Mask, sql_digest, sql_mask
 from anonsql.models.base import NULL_SENSITIVE, OnAttribute, PrivacyModel, unwrap
 from anonsql.models.compile import SENSITIVE_ORDER
-from anonsql.output.recoding import SUPPRESSED_LABEL, LevelRecoding, Recoding, TableRecoding
 
 #: prefix of every relation name the query defines (common table expressions); a source
 #: cannot be named like that (:func:`check_source_name`)

@@ -51,7 +51,7 @@ class OutputStatus:
 
 
 def _runs(db) -> dict[str, dict[str, Any]]:
-    from anonsql.output.provenance import Provenance
+    from anonsql.provenance import Provenance
 
     if not db.backend.table_exists("anonsql_runs"):
         return {}

@@ -18,6 +18,7 @@ import pandas as pd
 from sqlglot import exp
 
 from anonsql.algorithms.dp.sampling import drop_sample, replaced_sample
+from anonsql.algorithms.recoding import LevelRecoding, Recoding, TableRecoding
 from anonsql.backend.sql_templates import table
 from anonsql.errors import InputError
 from anonsql.models.base import PrivacyModel
@@ -26,8 +27,7 @@ from anonsql.models.t_closeness import HierarchicalEMD
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.materialize import replace_output
 from anonsql.output.naming import record_written
-from anonsql.output.provenance import Provenance
-from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
+from anonsql.provenance import Provenance
 from anonsql.spec import Spec
 
 if TYPE_CHECKING:

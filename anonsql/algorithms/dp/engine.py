@@ -20,8 +20,7 @@ import contextlib
 from sqlglot import exp
 
 from anonsql.algorithms.dp.quality import Aggregates
-from anonsql.backend.sql_templates import column, drop, table, template
-from anonsql.data.engine_classes import _temporary
+from anonsql.backend.sql_templates import column, drop, table, template, temporary
 from anonsql.data.histogram import histogram_query
 from anonsql.errors import InputError
 
@@ -101,7 +100,7 @@ class SampleScorer:
 
     def _create(self, name: str, query: exp.Select) -> None:
         self.be.execute(drop("table", name))
-        self.be.execute(_temporary(name, query, self.be.dialect))
+        self.be.execute(temporary(name, query, self.be.dialect))
         self._made.append(name)
 
     def close(self) -> None:

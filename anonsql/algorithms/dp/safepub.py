@@ -47,12 +47,12 @@ from anonsql.algorithms.dp.quality import (
 )
 from anonsql.algorithms.dp.sampling import ROW, draw_sample, drop_sample, new_sample_name
 from anonsql.algorithms.dp.search import FINAL_SHARE, safepub_search
+from anonsql.algorithms.recoding import LevelRecoding
 from anonsql.backend.sql_templates import table
 from anonsql.errors import InputError
 from anonsql.metrics.risk import risk_measures
 from anonsql.models.base import PrivacyModel
 from anonsql.models.k_anonymity import KAnonymity
-from anonsql.output.recoding import LevelRecoding
 from anonsql.spec import Spec, Spell
 
 #: ARX's default search budget (``ARXConfiguration.dpSearchBudget``, 0.1), here a share of
@@ -189,7 +189,7 @@ def _source_rows(db, source: str) -> int:
 
 
 def _previous_release(db, output: str) -> dict | None:
-    from anonsql.output.provenance import Provenance
+    from anonsql.provenance import Provenance
 
     if not db.backend.table_exists("anonsql_runs"):
         return None

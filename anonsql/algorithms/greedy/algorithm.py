@@ -12,13 +12,13 @@ import numpy as np
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.algorithms.catalog import SEE
 from anonsql.algorithms.greedy.gaa import GreedyModel, GreedyResult, _ldiv, _tclo, gaa
+from anonsql.algorithms.recoding import TableRecoding
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric
 from anonsql.models import EntropyLDiversity, KAnonymity, L1Closeness, PrivacyModel
 from anonsql.models.base import NULL_SENSITIVE
-from anonsql.output.recoding import TableRecoding
 from anonsql.spec import Spec
 
 GUARANTEE = (

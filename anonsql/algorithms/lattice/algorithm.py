@@ -13,22 +13,22 @@ from typing import TYPE_CHECKING, Any
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext, given_options
 from anonsql.algorithms.lattice.base import Search, SearchResult
+from anonsql.algorithms.lattice.engine_classes import is_in_engine, load_histogram, parse_size
 from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
 from anonsql.algorithms.lattice.searches import search as make_search
+from anonsql.algorithms.recoding import LevelRecoding
 from anonsql.backend.sql_templates import drop
 from anonsql.data.classes import Partition
-from anonsql.data.engine_classes import is_in_engine, load_histogram, parse_size
 from anonsql.data.histogram import Histogram
-from anonsql.data.multi_sa import MULTI_SA, SA_COLUMN, composite, multi_sa_relation
 from anonsql.data.units import UNITS, units_relation
 from anonsql.errors import InputError
 from anonsql.metrics.quality import quality_model
 from anonsql.metrics.risk import risk_measures
 from anonsql.models import HierarchicalEMD
 from anonsql.models.goal import build_models
+from anonsql.models.multi_sa import MULTI_SA, SA_COLUMN, composite, multi_sa_relation
 from anonsql.models.requirements import Requirements, population_histogram
 from anonsql.models.unit_requirements import UnitRequirements, check_unit_models
-from anonsql.output.recoding import LevelRecoding
 from anonsql.spec import Spec, Spell, sensitive_columns
 
 if TYPE_CHECKING:
@@ -112,12 +112,12 @@ class _Lattice(Algorithm):
             return self._run_units(ctx, units, search, models, quality, metric, sens_h, several)
         if several is not None:
             # several sensitive attributes: the search reads their tuple as one composite
-            # value (anonsql.data.multi_sa), each model tests each attribute
+            # value (anonsql.models.multi_sa), each model tests each attribute
             keep = [*([spec.unit] if spec.unit is not None else []), *spec.qis]
             multi_sa_relation(ctx.db, source, keep, several)
             source, sensitive = MULTI_SA, SA_COLUMN
             ctx.after.callback(ctx.db.backend.execute, drop("table", MULTI_SA))
-        # in memory when it fits the budget, else kept in the engine (anonsql.data.engine_classes)
+        # in memory when it fits the budget, else kept in the engine (engine_classes.py)
         hist = load_histogram(
             ctx.db,
             source,
@@ -154,7 +154,7 @@ class _Lattice(Algorithm):
         source, sensitive, comp = UNITS, spec.sensitive, None
         if several is not None:
             # several sensitive attributes: their tuple as one composite value per record
-            # (anonsql.data.multi_sa); each model reads its attribute's unit counts
+            # (anonsql.models.multi_sa); each model reads its attribute's unit counts
             multi_sa_relation(ctx.db, UNITS, [spec.unit, *spec.qis], several)
             ctx.after.callback(ctx.db.backend.execute, drop("table", MULTI_SA))
             source, sensitive = MULTI_SA, SA_COLUMN

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from anonsql.algorithms.lattice.lattice import Lattice
+from anonsql.algorithms.lattice.node_summary import NodeSummary, SummaryAssessment
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.node_summary import NodeSummary, SummaryAssessment
 from anonsql.metrics.quality import QualityModel
 from anonsql.models.requirements import Assessment, Requirements, Screening
 
@@ -76,14 +76,14 @@ class NodeEvaluator:
         self.base = 0
         #: a histogram kept in the engine computes a node's classes itself, choosing per
         #: node between a GROUP BY there and a roll-up here of a cached finer partition
-        #: (:mod:`anonsql.data.engine_classes`); its bottom is never read into memory
+        #: (:mod:`anonsql.algorithms.lattice.engine_classes`); its bottom is never read into memory
         self.node_classes = getattr(hist, "node_classes", None)
         if self.node_classes is None:
             self._store(0, Partition.from_histogram(hist, tuple([0] * lattice.m)))
         else:
             self.cache_bytes = hist.cache_bytes
             # a node too large for the budget comes back as its assessment and score only
-            # (anonsql.data.node_summary): the evaluator hands those on in place of its classes
+            # (node_summary.py): the evaluator hands those on in place of its classes
             hist.evaluate_with(requirements, quality)
 
     @staticmethod

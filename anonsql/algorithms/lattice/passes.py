@@ -52,7 +52,7 @@ people of a suppressed class are not in a lattice run (ARX tests released classe
 Population rows are read once (one GROUP BY, as the lattice search reads them); a pass selects
 its open rows by their leaf ids.
 
-The output is one :class:`~anonsql.output.recoding.TableRecoding`: each original QI tuple ->
+The output is one :class:`~anonsql.algorithms.recoding.TableRecoding`: each original QI tuple ->
 the labels of the pass that released it; tuples never released are absent and suppressed by
 the guard. Node ids are made canonical per label (the smallest node id of the hierarchy with
 that label), so classes of different passes with the same labels are *one* class for the
@@ -77,6 +77,7 @@ from anonsql.algorithms.lattice.algorithm import sensitive_hierarchy, suppressio
 from anonsql.algorithms.lattice.base import Search
 from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
 from anonsql.algorithms.lattice.searches import search as make_search
+from anonsql.algorithms.recoding import TableRecoding
 from anonsql.backend.sql_templates import drop
 from anonsql.data.classes import Partition, group_rows
 from anonsql.data.histogram import Histogram
@@ -87,7 +88,6 @@ from anonsql.models.base import ClassStats, PrivacyModel
 from anonsql.models.goal import build_models
 from anonsql.models.requirements import Requirements, population_histogram
 from anonsql.models.risk_thresholds import enforce_table_models
-from anonsql.output.recoding import TableRecoding
 from anonsql.spec import Spec, Spell
 
 #: the temporary table of the outliers' distinct QI tuples (raw values as VARCHAR)

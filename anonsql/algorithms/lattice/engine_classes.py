@@ -19,7 +19,7 @@ cheaper, by measured costs:
 
 * in batches: a node the engine computes whose classes exceed the node's share of the budget
   is never held whole: its classes stream in batches and are assessed and scored batch by
-  batch (:mod:`anonsql.data.node_summary`), or, when a node above it is known to have too
+  batch (``node_summary.py``), or, when a node above it is known to have too
   many classes, tested first by its class sizes in the engine (one row back: the records in
   classes smaller than k).
 
@@ -46,10 +46,10 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from anonsql.backend.sql_templates import column, table
+from anonsql.algorithms.lattice.node_summary import NodeReducer, NodeSummary, summable
+from anonsql.backend.sql_templates import column, table, temporary
 from anonsql.data.classes import Partition, _group
 from anonsql.data.histogram import Histogram, HistogramTooLarge, _explain_missing, histogram_query
-from anonsql.data.node_summary import NodeReducer, NodeSummary, summable
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import CLOSURE, NODES
@@ -332,7 +332,7 @@ class EngineHistogram(Histogram):
         #: hubs (nodes computed in the engine that later nodes roll up from), the search's
         #: partition cache, and the node being read: a node with more classes than its
         #: share holds is not brought here whole but assessed in batches
-        #: (:mod:`anonsql.data.node_summary`)
+        #: (:mod:`anonsql.algorithms.lattice.node_summary`)
         held = resident_bytes() - _engine_bytes(db)
         self.free = max(budget - held, budget // 4)
         self.hub_bytes = int(self.free * HUB_SHARE)
@@ -496,7 +496,7 @@ class EngineHistogram(Histogram):
         backend = self.db.backend
         if backend.dialect != "duckdb":
             query = histogram_query(source, qis, keys, sensitive)
-            backend.execute(_temporary(self.relation, query, backend.dialect))
+            backend.execute(temporary(self.relation, query, backend.dialect))
             return
         if parts is None:
             need = (estimate or 0.0) * GROUP_BYTES
@@ -509,7 +509,7 @@ class EngineHistogram(Histogram):
                         source, qis, keys, sensitive, (p, parts) if parts > 1 else None
                     )
                     if p == 0:
-                        backend.execute(_temporary(self.relation, query, backend.dialect))
+                        backend.execute(temporary(self.relation, query, backend.dialect))
                     else:
                         backend.execute(_insert(self.relation, query))
                 self.parts = parts
@@ -907,8 +907,8 @@ class EngineHistogram(Histogram):
         same verdict, suppressed records, released classes, score and bound as
         :class:`NodeReducer` over the batches: the classes smaller than k are exactly the
         ones it suppresses, and its score's sums over suppressed classes
-        (:class:`~anonsql.data.node_summary.ScoreSum`) are sums over their records' values."""
-        from anonsql.data.node_summary import ScoreSum, SummaryAssessment
+        (:class:`~.node_summary.ScoreSum`) are sums over their records' values."""
+        from anonsql.algorithms.lattice.node_summary import ScoreSum, SummaryAssessment
 
         assert self._evaluation is not None
         requirements, quality = self._evaluation
@@ -1161,7 +1161,7 @@ class EngineHistogram(Histogram):
         rows (a row per class, per class and sensitive value with one)."""
         backend = self.db.backend
         self._grouped_from(name, levels)
-        backend.execute(_temporary(name, self.node_query(levels), backend.dialect))
+        backend.execute(temporary(name, self.node_query(levels), backend.dialect))
         count = exp.select(exp.Count(this=exp.Star())).from_(table(name))
         rows = int(backend.fetchall(count)[0][0])
         backend.refresh_statistics(name)
@@ -1436,19 +1436,6 @@ def _out_of_memory(error: BaseException) -> bool:
 def _set_memory_limit(value: str) -> exp.Expression:
     item = exp.EQ(this=exp.column("memory_limit"), expression=exp.Literal.string(value))
     return exp.Set(expressions=[exp.SetItem(this=item)])
-
-
-def _temporary(name: str, query: exp.Select, dialect: str) -> exp.Expression:
-    """A session-private relation holding ``query``'s rows: a temporary table, or on Spark a
-    cached temporary view (``CACHE TABLE ... AS``, computed once, kept by the executors)."""
-    if dialect == "spark":
-        return exp.Cache(this=table(name), expression=query)
-    return exp.Create(
-        this=table(name),
-        kind="TABLE",
-        expression=query,
-        properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
-    )
 
 
 def leaf_id_query(
