@@ -154,7 +154,7 @@ def _group(levels, column, weights, hierarchies, pairs, keep_rows=False) -> Part
             seen = np.zeros(span, dtype=np.int8)
             seen[combined] = 1
             keys = np.flatnonzero(seen)
-            position = np.cumsum(seen, dtype=np.int32 if span < 2**31 else np.int64)
+            position: np.ndarray = np.cumsum(seen, dtype=np.int32 if span < 2**31 else np.int64)
             position -= 1
             ids = _gather(position, combined)
             del seen, position, combined
@@ -292,6 +292,8 @@ def _pairs(class_ids: np.ndarray, values: np.ndarray, counts: np.ndarray, classe
     width = int(values.max()) + 1 if len(values) else 1
     key = class_ids.astype(np.int64) * width + values
     span = classes * width
+    # declared for both branches: mypy 1.19 crashes inferring it from the tuple unpacking
+    uniq: np.ndarray
     if span <= 4 * len(key) + _COUNTING_SLACK:
         # few (class, value) combinations: a counting pass instead of sorting the keys (the
         # lattice search rolls up thousands of partitions, most of them small); counts are

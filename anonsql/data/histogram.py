@@ -181,9 +181,9 @@ class Histogram:
             dropped = int(np.asarray(grouped["n"])[bad].sum())
             if sensitive is not None:
                 s = pd.Series(np.asarray(grouped["s"], dtype=object)[bad])
-                n = np.asarray(grouped["n"])[bad]
+                n_bad = np.asarray(grouped["n"])[bad]
                 missing_sens = (
-                    pd.Series(n, index=s.where(s.notna(), "NULL").astype(str))
+                    pd.Series(n_bad, index=s.where(s.notna(), "NULL").astype(str))
                     .groupby(level=0)
                     .sum()
                 )

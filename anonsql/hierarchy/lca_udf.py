@@ -77,13 +77,13 @@ def register(con, store: HierarchyStore, key: str | None = None) -> None:
     reader = HierarchyStore(DuckDBBackend(con.cursor()))
     reader._cache = store._cache
     reader.backend.schemas_ready.add("hierarchy")
-    key = key or f"memory:{id(con)}"
-    _READERS[key] = reader
+    db_key = key or f"memory:{id(con)}"
+    _READERS[db_key] = reader
 
     class _Lookup:
         @staticmethod
         def load(name: str):
-            return _READERS[key].load(name)
+            return _READERS[db_key].load(name)
 
     store = _Lookup()  # type: ignore[assignment]
     cache: dict = {}

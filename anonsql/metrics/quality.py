@@ -39,7 +39,8 @@ def _gs_factors(gs: float) -> tuple[float, float]:
 
 
 class QualityModel(ABC):
-    name: ClassVar[str]
+    #: the metric's name: a class's own, or per instance (Alteration: one of seven metrics)
+    name: str
     #: score never decreases from an anonymous node to its successors: the search may skip
     #: anonymous nodes that have an anonymous predecessor
     monotone: ClassVar[bool] = False
@@ -455,9 +456,9 @@ def release_score(
             worsts.append(float(counts @ w[hist.codes[:, j]]))
         per = [100.0 * c / x if x else 0.0 for c, x in zip(costs, worsts, strict=True)]
         return (100.0 * sum(costs) / model.worst if model.worst else 0.0), per
-    supp_sizes = np.zeros(0)
+    supp_sizes: np.ndarray = np.zeros(0)
     if supp.any():
-        _, inv = np.unique(nodes[supp], axis=0, return_inverse=True)
+        inv = np.unique(nodes[supp], axis=0, return_inverse=True)[1]
         supp_sizes = np.bincount(inv.ravel(), counts[supp])
     if isinstance(model, AECS):
         classes = len(sizes) + (1 if supp.any() else 0)

@@ -61,7 +61,7 @@ def publish(
     roles: Roles,
     spec: Spec,
     outcome: Outcome,
-    keys: list[str],
+    keys: list[str | None],
     sensitive_key: str | None,
     timings: dict[str, float],
     tokens: Tokens | None = None,

@@ -125,6 +125,8 @@ def median_cut(points: Points, rows: np.ndarray, j: int) -> np.ndarray | None:
     """Mask of ``rows`` going left at the weighted median of QI ``j`` (None: one value)."""
     codes = points.codes[rows, j]
     size = len(points.domains[j])
+    # declared for both branches: mypy 1.19 crashes inferring it from the tuple unpacking
+    uniq: np.ndarray
     if 4 * len(codes) >= size:
         # counting instead of sorting (the same weights: integer sums in row order)
         per_code = np.bincount(codes, points.counts[rows], minlength=size)
@@ -211,6 +213,8 @@ def mondrian_groups(
     )
     pid = np.repeat(np.arange(len(live), dtype=np.int64), sizes)
     paths: list[tuple[int, ...]] = [(g,) for g in live]
+    # declared once: mypy 1.19 crashes inferring it again from a second tuple unpacking
+    keys: np.ndarray
     while paths and len(elem):
         sizes = np.bincount(pid, minlength=len(paths))
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
@@ -334,6 +338,9 @@ def _median_sides(points, j, codes, rows, pid, n_parts) -> np.ndarray:
     size = len(points.domains[j])
     key = pid * size + codes
     cnt = points.counts[rows]
+    # declared for both branches: mypy 1.19 crashes inferring them from the tuple unpacking
+    pairs: np.ndarray
+    inverse: np.ndarray
     if n_parts * size <= 4 * len(codes):
         per_key = np.bincount(key, cnt, minlength=n_parts * size)
         present = np.bincount(key, minlength=n_parts * size) > 0
