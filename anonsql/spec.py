@@ -159,6 +159,16 @@ def normalize_sensitive(value: Any, where: str = "sensitive") -> str | list[str]
     return names[0] if len(names) == 1 else names
 
 
+def single_sensitive(spec: Spec) -> str | None:
+    """The sensitive attribute of a run whose algorithm protects one; the options refuse
+    several for the others before a run starts (``check_sensitive_options``)."""
+    if isinstance(spec.sensitive, list):
+        raise InputError(
+            f"algorithm {spec.algorithm!r} protects one sensitive attribute, not several"
+        )
+    return spec.sensitive
+
+
 def sensitive_columns(spec: Any) -> list[str]:
     """Every sensitive attribute of ``spec`` (none, one or several)."""
     s = spec if isinstance(spec, str | list | tuple) or spec is None else spec.sensitive
@@ -167,4 +177,11 @@ def sensitive_columns(spec: Any) -> list[str]:
     return [s] if isinstance(s, str) else list(s)
 
 
-__all__ = ["Option", "Spec", "Spell", "normalize_sensitive", "sensitive_columns"]
+__all__ = [
+    "Option",
+    "Spec",
+    "Spell",
+    "normalize_sensitive",
+    "sensitive_columns",
+    "single_sensitive",
+]

@@ -116,6 +116,15 @@ def template(name: str, /, dialect: str = "duckdb", **params: Any) -> exp.Expr:
     return exp.replace_placeholders(tree, **filled)
 
 
+def query_template(name: str, /, dialect: str = "duckdb", **params: Any) -> exp.Query:
+    """:func:`template` of a template that is one query (a SELECT or a set operation), typed
+    so: a caller selects from it, joins it or adds to it."""
+    tree = template(name, dialect, **params)
+    if not isinstance(tree, exp.Query):
+        raise TypeError(f"SQL template {name!r} is not a query")
+    return tree
+
+
 def render(name: str, /, dialect: str = "duckdb", **params: Any) -> str:
     """Template ``name`` filled and written as SQL text for ``dialect``."""
     return template(name, dialect, **params).sql(dialect=dialect, comments=False)

@@ -118,7 +118,7 @@ def register(con, store: HierarchyStore, key: str | None = None) -> None:
             out[idx] = h.lca(ia, ib)
         return pa.array(out, mask=~valid, type=pa.int64())
 
-    def lca_list(hs, lists):
+    def lca_list(hs, lists) -> pa.Array:
         hs = _series(hs)
         py = lists.to_pylist()
         out: list[str | None] = [None] * len(hs)

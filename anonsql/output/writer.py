@@ -70,6 +70,7 @@ def publish(
     Call inside the run's transaction when the run stored hierarchies of its own. ``roles``
     says what each output column is (:func:`anonsql.masking.roles.resolve_roles`);
     ``tokens`` holds the keyed masks' tokens (:func:`anonsql.masking.tokens.prepare_tokens`)."""
+    assert spec.output is not None  # the run publishes only when it names an output
     backend = db.backend
     masks = {**roles.masks, **(tokens.masks if tokens else {})}
     guard = make_guard(db, spec, outcome.models, sensitive_key)
@@ -248,7 +249,7 @@ def run_query(
         recoding,
         guard,
         spec.drop_suppressed if drop_suppressed is None else drop_suppressed,
-        roots=[h.root for h in hs]
+        roots=[h.root for h in hs if h is not None]  # every QI has one (checked above)
         if roots
         else ([-1 if h is None else h.root for h in hs] if originals else None),
         flag=flag,

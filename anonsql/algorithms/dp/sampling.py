@@ -43,7 +43,7 @@ def threshold_hex(threshold: int) -> str:
 
 def sample_query(
     dialect: str, source: str, key: str, threshold: int, order: list[str] | None = None
-) -> exp.Expression:
+) -> exp.Expr:
     """The sample's SELECT. ``order``: number the rows in the order of these columns (as
     text), so that a seeded release draws the same rows again (tests, reproductions);
     without it the numbering is the engine's scan order, which is all an unseeded draw

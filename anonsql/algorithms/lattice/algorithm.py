@@ -56,6 +56,8 @@ def sensitive_hierarchy(ctx: RunContext, models: list) -> Hierarchy | None:
     if any(isinstance(m, HierarchicalEMD) for m in models):
         if spec.sensitive is None:
             raise InputError("hierarchical EMD needs a sensitive attribute (--sa)")
+        # one attribute (the options refuse several), whose hierarchy the run pinned
+        assert isinstance(spec.sensitive, str) and ctx.sensitive_key is not None
         ctx.db.hierarchies.check_column(ctx.source, spec.sensitive, ctx.sensitive_key)
         sens_h = ctx.db.hierarchies.load(ctx.sensitive_key)
     if any(m.needs_sensitive for m in models) and spec.sensitive is None:
@@ -66,7 +68,7 @@ def sensitive_hierarchy(ctx: RunContext, models: list) -> Hierarchy | None:
 #: the options of every lattice search: the solution space, the monotone shortcut, the
 #: histogram's memory, and local recoding after the search (its own options are
 #: :class:`~anonsql.algorithms.lattice.passes.LocalRecoding`'s)
-LATTICE_OPTIONS = ("solutions", "assume_monotone", "memory_budget", "recoding")
+LATTICE_OPTIONS: tuple[str, ...] = ("solutions", "assume_monotone", "memory_budget", "recoding")
 
 
 class _Lattice(Algorithm):
@@ -96,7 +98,8 @@ class _Lattice(Algorithm):
         units = None
         source = ctx.source
         several = sensitive_columns(spec) if isinstance(spec.sensitive, list) else None
-        sensitive = spec.sensitive
+        # the one sensitive column the search reads (several: their composite, below)
+        sensitive = None if isinstance(spec.sensitive, list) else spec.sensitive
         if spec.unit is not None:
             # one row per unit (docs/models/units.md): the search counts units as rows
             units = units_relation(ctx.db, ctx.source, spec.qis, spec.sensitive, spec.unit)
@@ -122,7 +125,7 @@ class _Lattice(Algorithm):
             ctx.db,
             source,
             spec.qis,
-            ctx.keys,
+            ctx.pinned_keys,
             sensitive,
             spec.missing,
             None if spec.memory_budget is None else parse_size(spec.memory_budget),
@@ -134,7 +137,7 @@ class _Lattice(Algorithm):
             if several is not None:
                 comp = composite(ctx.db, several, hist.sens_labels, hist.overall_distribution())
             outcome = self._run(ctx, hist, search, models, quality, metric, sens_h, comp)
-            if units is not None:
+            if units is not None and spec.unit is not None:  # units come with a unit
                 outcome.measures.update(units.figures(spec.unit))
             return outcome
         finally:

@@ -10,10 +10,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
-from anonsql.algorithms.lattice.lattice import Lattice
+from anonsql.algorithms.lattice.engine_classes import is_in_engine
 from anonsql.algorithms.lattice.node_summary import NodeSummary, SummaryAssessment
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
@@ -44,11 +45,23 @@ class SearchResult:
     partition: Partition | None = None
 
 
+class LatticeNodes(Protocol):
+    """What the evaluator reads of a lattice: :class:`Lattice`, or the heuristic search's
+    lattice that numbers the nodes as it meets them."""
+
+    m: int
+
+    @property
+    def levels(self) -> np.ndarray: ...
+
+    def node(self, levels) -> int: ...
+
+
 class NodeEvaluator:
     def __init__(
         self,
         hist: Histogram,
-        lattice: Lattice,
+        lattice: LatticeNodes,
         requirements: Requirements,
         quality: QualityModel,
         cache_bytes: int = 512 << 20,
@@ -81,6 +94,7 @@ class NodeEvaluator:
         if self.node_classes is None:
             self._store(0, Partition.from_histogram(hist, tuple([0] * lattice.m)))
         else:
+            assert is_in_engine(hist)  # the one histogram that serves a node's classes
             self.cache_bytes = hist.cache_bytes
             # a node too large for the budget comes back as its assessment and score only
             # (node_summary.py): the evaluator hands those on in place of its classes
@@ -109,6 +123,7 @@ class NodeEvaluator:
             return
         if self.node_classes is not None:
             # a histogram kept in the engine keeps the floor there too
+            assert is_in_engine(self.hist)
             self.hist.rebase(tuple(int(x) for x in levels))
         self.partition(node)
         old, self.base = self.base, node

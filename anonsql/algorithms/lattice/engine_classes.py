@@ -40,7 +40,7 @@ import logging
 import os
 import re
 import time
-from typing import Any, overload
+from typing import Any, TypeGuard, overload
 
 import numpy as np
 import pandas as pd
@@ -396,7 +396,7 @@ class EngineHistogram(Histogram):
         raise RuntimeError("the histogram is kept in the engine: its rows are not in memory")
 
     @property
-    def weights(self) -> np.ndarray:  # type: ignore[override]
+    def weights(self) -> np.ndarray:
         raise RuntimeError("the histogram is kept in the engine: its rows are not in memory")
 
     @property
@@ -550,7 +550,7 @@ class EngineHistogram(Histogram):
                 self.db.backend.execute(_set_memory_limit(self._engine_limit))
             self._engine_limit = None
 
-    def _missing_condition(self) -> exp.Expression:
+    def _missing_condition(self) -> exp.Expr:
         return exp.or_(*[exp.column(f"q{j}").is_(exp.null()) for j in range(len(self.qis))])
 
     def _read_totals(self, source: str, hierarchy_names: list[str], missing: str) -> None:
@@ -680,7 +680,7 @@ class EngineHistogram(Histogram):
             # too large to keep: so is every hub below it (finer nodes have more classes)
             self._too_big.append(hub)
             self._meet = levels
-        return self._known_as(self._node(levels))  # type: ignore[return-value]
+        return self._known_as(self._node(levels))
 
     def _known_as(self, part):
         self._known[part.levels] = part.classes
@@ -1418,7 +1418,7 @@ def _present(col: pd.Series) -> np.ndarray:
     return (values.notna() & (values >= 0)).to_numpy()
 
 
-def _drop_relation(name: str, dialect: str) -> exp.Expression:
+def _drop_relation(name: str, dialect: str) -> exp.Expr:
     from anonsql.backend.sql_templates import drop
 
     return drop("table", name)  # as the histogram's relation (a cached view on Spark)
@@ -1486,7 +1486,7 @@ def leaf_id_query(
     )
 
 
-def is_in_engine(hist: Histogram) -> bool:
+def is_in_engine(hist: Histogram) -> TypeGuard[EngineHistogram]:
     return isinstance(hist, EngineHistogram)
 
 

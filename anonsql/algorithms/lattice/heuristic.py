@@ -430,6 +430,7 @@ class Heuristic(Search):
         solutions: list[Solution] = []
         if self.best is not None:
             anonymous = {n for n, i in self.info.items() if i.anonymous}
+            assert self.best_node is not None  # set with best
             keep = anonymous if self.frontier else {self.best_node}
             for n in keep:
                 i = self.info[n]

@@ -227,6 +227,7 @@ class NodeReducer:
         if self.population:
             # the batch's classes are counted in the whole population, as in memory; the
             # population-only classes are counted for the whole node in finish()
+            assert stats.population is not None  # the requirements read a population
             self.matched += int((stats.population > 0).sum())
             stats = replace(stats, population_only=0)
         sizes = part.sizes

@@ -84,7 +84,12 @@ class Microaggregation(Algorithm):
 
     def summary_lines(self, result: Any) -> list[str]:
         m = result.measures
-        util = ("silhouette", "davies_bouldin", "structural_utility", "separability")
+        util: tuple[str, ...] = (
+            "silhouette",
+            "davies_bouldin",
+            "structural_utility",
+            "separability",
+        )
         util += ("combined_utility",)
         return [
             f"microaggregation ({result.algorithm}): {m['groups']} groups, smallest "

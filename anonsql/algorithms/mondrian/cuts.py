@@ -68,7 +68,8 @@ def _width(points: Points, rows: np.ndarray, j: int) -> float:
     kind = points.kinds[j]
     if kind == NUMERIC:
         # codes are ranks in value order, so the extreme codes hold the extreme values
-        nums = points.numbers[j]  # type: ignore[index]
+        nums = points.numbers[j]
+        assert nums is not None  # a numeric QI's values as numbers
         return float(nums[codes.max()] - nums[codes.min()])
     if kind == HIERARCHY:
         h = points.hierarchies[j]
@@ -95,7 +96,8 @@ def widths_of(points: Points, partitions: list[np.ndarray]) -> np.ndarray:
     for j in range(points.width):
         kind = points.kinds[j]
         if kind == NUMERIC:
-            nums = points.numbers[j]  # type: ignore[index]
+            nums = points.numbers[j]
+            assert nums is not None  # a numeric QI's values as numbers
             out[:, j] = [float(nums[k[j][1]] - nums[k[j][0]]) for k in keys]
         elif kind == HIERARCHY:
             counts = points.hierarchies[j].leaf_counts  # type: ignore[union-attr]
@@ -205,13 +207,13 @@ def mondrian_groups(
             finals.append(((g,), np.asarray(rows)))
         else:
             live.append(g)
-    sizes = [len(groups[g]) for g in live]
+    group_sizes = [len(groups[g]) for g in live]
     elem = (
         np.concatenate([np.asarray(groups[g], dtype=np.int64) for g in live])
         if live
         else np.zeros(0, dtype=np.int64)
     )
-    pid = np.repeat(np.arange(len(live), dtype=np.int64), sizes)
+    pid = np.repeat(np.arange(len(live), dtype=np.int64), group_sizes)
     paths: list[tuple[int, ...]] = [(g,) for g in live]
     # declared once: mypy 1.19 crashes inferring it again from a second tuple unpacking
     keys: np.ndarray
