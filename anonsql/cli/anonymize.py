@@ -227,11 +227,12 @@ def status(output: str | None, as_json: bool, db_path: str) -> None:
     for s in [] if as_json else statuses:
         verdict = "within" if s.within_limit else "OVER"
         note = " (table snapshot: 'now' is what a refresh would release)" if s.snapshot else ""
+        what = f"units of {s.unit}" if s.unit else "rows"  # what the limit counts
         click.echo(
             f"{s.output} ({s.kind}, run {s.run_id}, {s.algorithm} on {s.source}){note}\n"
-            f"  at run: {s.rows_at_run} rows, {s.suppressed_at_run} suppressed "
+            f"  at run: {s.rows_at_run} {what}, {s.suppressed_at_run} suppressed "
             f"({s.share_at_run:.2%})\n"
-            f"  now:    {s.rows_now} rows, {s.suppressed_now} suppressed ({s.share_now:.2%}), "
+            f"  now:    {s.rows_now} {what}, {s.suppressed_now} suppressed ({s.share_now:.2%}), "
             f"{verdict} the limit of {s.suppression_limit:.2%}"
         )
         if s.roles:

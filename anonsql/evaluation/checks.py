@@ -62,7 +62,10 @@ class Evaluation:
     unit: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        # what ``rows`` and every class size count (docs/models/units.md)
+        out["counted_in"] = f"units of {self.unit}" if self.unit else "rows"
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row per figure: (group, measure, value)."""
