@@ -42,14 +42,21 @@ def threshold_hex(threshold: int) -> str:
 
 
 def sample_query(
-    dialect: str, source: str, key: str, threshold: int, order: list[str] | None = None
+    dialect: str, source: str, threshold: int, order: list[str] | None = None
 ) -> exp.Expression:
-    """The sample's SELECT. ``order``: number the rows in the order of these columns (as
-    text), so that a seeded release draws the same rows again (tests, reproductions);
-    without it the numbering is the engine's scan order, which is all an unseeded draw
-    needs (distinct numbers within the one statement)."""
+    """The sample's SELECT, with the key as its one bound parameter (``?``): the key never
+    enters a statement's text, so the engine's views of running and past statements
+    (pg_stat_activity, pg_stat_statements, Spark's UI, query logs) do not show it.
+    ``order``: number the rows in the order of these columns (as text), so that a seeded
+    release draws the same rows again (tests, reproductions); without it the numbering is
+    the engine's scan order, which is all an unseeded draw needs (distinct numbers within
+    the one statement)."""
     q = template(
-        "dp/draw_sample", dialect, source=table(source), key=key, threshold=threshold_hex(threshold)
+        "dp/draw_sample",
+        dialect,
+        source=table(source),
+        key=exp.Placeholder(),
+        threshold=threshold_hex(threshold),
     )
     if order:
         number = exp.Window(
@@ -74,9 +81,9 @@ def draw_sample(
 ) -> None:
     """Write the sample as table ``name`` (one CREATE TABLE ... AS: drawn once)."""
     be = db.backend
-    query = sample_query(be.dialect, source, key, threshold, order)
+    query = sample_query(be.dialect, source, threshold, order)
     be.execute(drop("table", name))
-    be.execute(exp.Create(this=table(name), kind="TABLE", expression=query))
+    be.execute(exp.Create(this=table(name), kind="TABLE", expression=query), [key])
     be.restrict_access(name)
 
 
