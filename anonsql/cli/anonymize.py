@@ -209,16 +209,25 @@ def status(output: str | None, as_json: bool, db_path: str) -> None:
     import sys
 
     from anonsql.algorithms.dp.budget import budgets
+    from anonsql.algorithms.dp.sampling import stale_samples
     from anonsql.output.status import output_status
 
     db = open_db(db_path, create=False)
     statuses = output_status(db, output)
+    # stored DP samples whose output was dropped by hand: the next write drops them
+    orphans = stale_samples(db, None)[1] if db.backend.table_exists("anonsql_runs") else []
     if as_json:
         body = {"items": [s.to_dict() for s in statuses]}
         body["budgets"] = [b.to_dict() for b in budgets(db)]  # differential privacy
+        body["orphaned_samples"] = orphans
         echo_json("status", body)
     elif not statuses:
         click.echo("no outputs written by anonsql in this database")
+    if orphans and not as_json:
+        click.echo(
+            f"stored samples of dropped DP outputs (sampled source rows, restricted; the "
+            f"next anonsql write drops them): {', '.join(orphans)}"
+        )
     spent = [] if as_json else budgets(db)
     if spent:  # differential privacy: the budget spent per source table
         click.echo("privacy budget (differential privacy, per source table):")

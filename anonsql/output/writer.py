@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from sqlglot import exp
 
-from anonsql.algorithms.dp.sampling import drop_sample, replaced_sample
+from anonsql.algorithms.dp.sampling import drop_sample, stale_samples
 from anonsql.backend.sql_templates import table
 from anonsql.errors import InputError
 from anonsql.models.base import PrivacyModel
@@ -82,7 +82,7 @@ def publish(
         prov = Provenance(backend)  # creates anonsql's tables inside the transaction
         run_id = prov.next_run_id()
         # a DP release's stored sample read by the output this run replaces (anonsql.algorithms.dp)
-        old_sample = replaced_sample(db, spec.output)
+        old_sample, orphans = stale_samples(db, spec.output, keep=outcome.release_source)
         if isinstance(recoding, TableRecoding):
             recoding.output = spec.output
             prov.replace_recodings(
@@ -103,6 +103,9 @@ def publish(
         replace_output(db, spec.materialize, spec.output, query)
         if old_sample and old_sample != outcome.release_source:
             drop_sample(db, old_sample)
+        # samples of DP outputs dropped by hand: sampled source rows nothing publishes
+        for orphan in orphans:
+            drop_sample(db, orphan)
         record_written(db, spec.output, "anonymize")
         prov.record_solutions(run_id, pd.DataFrame(outcome.solutions))
         params = spec.to_dict()
