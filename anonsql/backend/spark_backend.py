@@ -248,7 +248,7 @@ class SparkBackend(Backend):
             if isinstance(statement, exp.Delete):
                 return self._delete(statement)
             if isinstance(statement, exp.Create):
-                return self._create(statement)
+                return self._create(statement, params)
             if isinstance(statement, exp.Drop):
                 return self._drop(statement)
             if isinstance(statement, exp.Insert):
@@ -388,7 +388,7 @@ class SparkBackend(Backend):
             raise BackendError(f"Spark: no table or view named {target!r}")
         self._drop_if_exists(target)
 
-    def _create(self, statement: exp.Create) -> None:
+    def _create(self, statement: exp.Create, params: list[Any] | None = None) -> None:
         target = statement.this.find(exp.Table)
         name = target.name if target else ""
         exists = bool(name) and self.table_exists(name)
@@ -404,7 +404,7 @@ class SparkBackend(Backend):
             props = statement.args.get("properties") or exp.Properties(expressions=[])
             props.append("expressions", exp.FileFormatProperty(this=exp.var("parquet")))
             statement.set("properties", props)
-        self._collect(self.sql_text(statement))
+        self._collect(self.sql_text(statement), params)
         self._created(name)
 
     def _delete(self, statement: exp.Delete) -> None:

@@ -662,13 +662,23 @@ def run_qis(db, run_id: int | None) -> list[str] | None:
     return list(json.loads(rows[0][0]).get("qis") or []) if rows else None
 
 
-def _print_evaluation(ev, as_json: bool, roles: dict[str, str] | None = None) -> None:
+def _print_evaluation(
+    ev,
+    as_json: bool,
+    roles: dict[str, str] | None = None,
+    note: str | None = None,
+    run_unit: str | None = None,
+) -> None:
     if as_json:
         body = ev.to_dict()
         if roles is not None:
             body["roles"] = roles
+        if run_unit is not None:  # the run counted people; this check counted rows
+            body["run_counted_in"] = f"units of {run_unit}"
         echo_json("evaluation", body)
         return
+    if note:
+        click.echo(note, err=True)
     if ev.unit:  # every count is of the privacy unit's distinct values
         click.echo(
             f"units ({ev.unit}) {ev.rows}, classes {ev.classes}, suppressed units "

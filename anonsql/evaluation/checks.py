@@ -68,7 +68,10 @@ class Evaluation:
     unit: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        # what ``rows`` and every class size count (docs/models/units.md)
+        out["counted_in"] = f"units of {self.unit}" if self.unit else "rows"
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row per figure: (group, measure, value)."""
@@ -138,7 +141,7 @@ def evaluate_levels(
         nonlocal comp
         if several is None:
             return Histogram.from_database(db, relation, qis, names, one)
-        # several sensitive attributes: their tuple as one composite value (data/multi_sa)
+        # several sensitive attributes: their tuple as one composite value (models/multi_sa)
         got, comp = multi_sa_histogram(db, relation, qis, names, several)
         return got
 
