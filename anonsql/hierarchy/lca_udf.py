@@ -91,6 +91,7 @@ def register(con, store: HierarchyStore, key: str | None = None) -> None:
     def _series(arr) -> pd.Series:
         return arr.to_pandas().reset_index(drop=True)
 
+    # the UDFs stay unannotated: DuckDB's create_function evaluates a function's annotations
     def lca_labels(hs, a, b):
         hs, a, b = _series(hs), _series(a), _series(b)
         out = np.empty(len(hs), dtype=object)
@@ -118,7 +119,7 @@ def register(con, store: HierarchyStore, key: str | None = None) -> None:
             out[idx] = h.lca(ia, ib)
         return pa.array(out, mask=~valid, type=pa.int64())
 
-    def lca_list(hs, lists) -> pa.Array:
+    def lca_list(hs, lists):
         hs = _series(hs)
         py = lists.to_pylist()
         out: list[str | None] = [None] * len(hs)
