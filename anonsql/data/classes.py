@@ -86,6 +86,10 @@ class Partition:
             self.__dict__["_nodes"] = cached
         return cached
 
+    def code_column(self, j: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """Codes of QI j for every class (or the classes ``rows`` selects)."""
+        return self.codes[:, j] if rows is None else self.codes[:, j][rows]
+
     def node_column(self, j: int, mask: np.ndarray | None = None) -> np.ndarray:
         """Node ids of QI j for every class (or the classes selected by ``mask``)."""
         codes = self.codes[:, j] if mask is None else self.codes[:, j][mask]
