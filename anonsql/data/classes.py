@@ -147,6 +147,12 @@ def _group(levels, column, weights, hierarchies, pairs, keep_rows=False) -> Part
     span = 1
     for w in widths:
         span *= w
+    whole = weights.dtype.kind in "iu"
+    if span == 1 and n and whole and pairs[0] is None and not keep_rows:
+        # every QI on its top level (Flash checks the top first): one class of every row
+        sizes = np.array([weights.sum()], dtype=np.int64)
+        codes = np.zeros((1, len(widths)), dtype=np.uint16, order="F")
+        return Partition(levels, codes, sizes, None, None, None, list(hierarchies))
     if span < 2**62:
         combined = _combine(column, widths, n)
         if pairs[0] is None and not keep_rows:
@@ -238,16 +244,27 @@ def _sum_by_key(
 
 
 def _decode(keys: np.ndarray, widths: list[int]) -> np.ndarray:
-    """The per-QI codes of mixed-radix keys (:func:`_combine`'s), column-major."""
-    codes = np.empty((len(keys), len(widths)), dtype=np.int32, order="F")
-    rest = np.asarray(keys, dtype=np.int64)
+    """The per-QI codes of mixed-radix keys (:func:`_combine`'s), column-major; 16-bit where
+    every level has at most 65,536 nodes (half the bytes of a cached partition's codes, so
+    the search's cache holds twice the classes), else 32-bit."""
+    narrow = max(widths, default=1) <= 1 << 16
+    codes = np.empty((len(keys), len(widths)), dtype=np.uint16 if narrow else np.int32, order="F")
+    span = 1
+    for w in widths:
+        span *= w
+    # keys of a span below 2**31 fit 32-bit integers, whose divmod is several times faster
+    # than 64-bit (numpy divides int64 by a scalar fastest in two separate operations)
+    small = span < 2**31
+    rest = np.asarray(keys, dtype=np.int32 if small else np.int64)
     for j in range(len(widths) - 1, -1, -1):
         w = widths[j]
         if w == 1:
             codes[:, j] = 0
-            continue
-        codes[:, j] = rest % w
-        rest = rest // w
+        elif small:
+            rest, codes[:, j] = np.divmod(rest, w)
+        else:
+            codes[:, j] = rest % w
+            rest = rest // w
     return codes
 
 
