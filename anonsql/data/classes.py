@@ -151,8 +151,24 @@ def _group(levels, column, weights, hierarchies, pairs, keep_rows=False) -> Part
     span = 1
     for w in widths:
         span *= w
+    whole = weights.dtype.kind in "iu"
+    if span == 1 and n and whole and pairs[0] is None and not keep_rows:
+        # every QI on its top level (Flash checks the top first): one class of every row
+        sizes = np.array([weights.sum()], dtype=np.int64)
+        codes = np.zeros((1, len(widths)), dtype=np.uint16, order="F")
+        return Partition(levels, codes, sizes, None, None, None, list(hierarchies))
     if span < 2**62:
         combined = _combine(column, widths, n)
+        if pairs[0] is None and not keep_rows:
+            # only the classes' keys and sizes are asked for (no sensitive counts, no class of
+            # each row): no per-row class ids are built
+            grouped = _sum_by_key(combined, span, weights)
+            if grouped is not None:
+                keys, sizes = grouped
+                del combined
+                return Partition(
+                    levels, _decode(keys, widths), sizes, None, None, None, list(hierarchies)
+                )
         if span <= 4 * n + _COUNTING_SLACK:
             # small key space: a counting pass instead of hashing
             seen = np.zeros(span, dtype=np.int8)
@@ -163,11 +179,7 @@ def _group(levels, column, weights, hierarchies, pairs, keep_rows=False) -> Part
             ids = _gather(position, combined)
             del seen, position, combined
             count = len(keys)
-            codes = np.empty((count, len(widths)), dtype=np.int32, order="F")
-            rest = np.asarray(keys, dtype=np.int64)
-            for j in range(len(widths) - 1, -1, -1):
-                codes[:, j] = rest % widths[j]
-                rest = rest // widths[j]
+            codes = _decode(keys, widths)
         else:
             # many classes: sort instead of hashing, and read each class's codes off one of
             # its rows (cheaper than decoding millions of mixed-radix keys)
@@ -199,6 +211,67 @@ def _group(levels, column, weights, hierarchies, pairs, keep_rows=False) -> Part
 
 #: key spans up to 4 x rows + this are grouped by a counting pass, wider ones by sorting
 _COUNTING_SLACK = 1024
+
+
+def _sum_by_key(
+    keys: np.ndarray, span: int, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct keys in increasing order and the weights summed per key, without per-row
+    group ids (no scatter or gather by row: the roll-ups of near-unique partitions of large
+    tables spend most of their time in those random accesses). A key span up to about the
+    rows' count is summed densely by ``np.bincount``; a wider one by sorting the keys with
+    each row's weight packed into the low bits (one int64 sort, then sums over runs). None
+    when neither fits (the caller groups by ids then)."""
+    n = len(keys)
+    if not n:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if weights.dtype.kind not in "iu" or int(weights.min()) < 1:
+        return None  # a key is found by its weight: only counts of at least one row
+    if span <= 4 * n + _COUNTING_SLACK:
+        # counts are whole numbers below 2**53: exact as float64
+        sums = np.bincount(keys, weights, minlength=span)
+        found = np.flatnonzero(sums)
+        return found, sums[found].astype(np.int64)
+    wbits = int(weights.max()).bit_length()
+    if int(span - 1).bit_length() + wbits > 63:
+        return None
+    packed = keys << wbits
+    packed |= np.asarray(weights, dtype=np.int64)
+    packed.sort()
+    low = packed & ((1 << wbits) - 1)
+    packed >>= wbits  # now the sorted keys
+    starts = np.empty(n, dtype=bool)
+    starts[:1] = True
+    np.not_equal(packed[1:], packed[:-1], out=starts[1:])
+    first = np.flatnonzero(starts)
+    return packed[first], np.add.reduceat(low, first)
+
+
+def _decode(keys: np.ndarray, widths: list[int]) -> np.ndarray:
+    """The per-QI codes of mixed-radix keys (:func:`_combine`'s), column-major; 16-bit where
+    every level has at most 65,536 nodes (half the bytes of a cached partition's codes, so
+    the search's cache holds twice the classes), else 32-bit."""
+    narrow = max(widths, default=1) <= 1 << 16
+    codes = np.empty((len(keys), len(widths)), dtype=np.uint16 if narrow else np.int32, order="F")
+    span = 1
+    for w in widths:
+        span *= w
+    # keys of a span below 2**31 fit 32-bit integers, whose divmod is several times faster
+    # than 64-bit (numpy divides int64 by a scalar fastest in two separate operations)
+    small = span < 2**31
+    rest = np.asarray(keys, dtype=np.int32 if small else np.int64)
+    for j in range(len(widths) - 1, -1, -1):
+        w = widths[j]
+        if w == 1:
+            codes[:, j] = 0
+        elif small:
+            rest, codes[:, j] = np.divmod(rest, w)
+        else:
+            codes[:, j] = rest % w
+            rest = rest // w
+    return codes
+
+
 _CHUNK = 1 << 17  # rows per block: the block's key column stays in cache across the QIs
 _PARALLEL_ROWS = 1 << 18
 _POOL: ThreadPoolExecutor | None = None

@@ -49,10 +49,16 @@ from sqlglot import exp
 from anonsql.algorithms.lattice.node_summary import NodeReducer, NodeSummary, summable
 from anonsql.backend.sql_templates import column, table, temporary
 from anonsql.data.classes import Partition, _group
-from anonsql.data.histogram import Histogram, HistogramTooLarge, _explain_missing, histogram_query
+from anonsql.data.histogram import (
+    Histogram,
+    HistogramTooLarge,
+    _explain_missing,
+    histogram_query,
+    leaf_id_query,
+)
 from anonsql.database import Database
 from anonsql.errors import InputError
-from anonsql.hierarchy.store import CLOSURE, NODES
+from anonsql.hierarchy.store import CLOSURE
 from anonsql.metrics.quality import AECS, Discernibility, DiscernibilityStar
 from anonsql.models.k_anonymity import KAnonymity
 
@@ -1438,54 +1444,6 @@ def _set_memory_limit(value: str) -> exp.Expression:
     return exp.Set(expressions=[exp.SetItem(this=item)])
 
 
-def leaf_id_query(
-    source: str,
-    qis: list[str],
-    hierarchy_names: list[str],
-    sensitive: str | None,
-    part: tuple[int, int] | None = None,
-) -> exp.Select:
-    """The histogram with every row's QI values mapped to leaf ids first (a LEFT JOIN per QI
-    with its hierarchy's leaves: a build side of at most a few thousand rows), then grouped
-    by the integer ids (and the sensitive value). The same counts per combination of leaf
-    ids as :func:`histogram_query`, except that rows whose values a hierarchy lacks (NULL
-    ids) are not kept apart by their raw values. DuckDB 2.0's hash aggregate spills integer
-    keys within its ``memory_limit`` where text keys fail: 51 M distinct combinations group
-    under 128 MiB here, the raw text values not under 1 GB (README "Histogram kept in the
-    engine"); it is also twice as fast.
-
-    ``part = (p, P)`` keeps only the rows whose raw QI tuple hashes to ``p`` modulo ``P``
-    (DuckDB's ``hash``): equal tuples fall in the same part, so the parts' histograms are
-    disjoint and together the whole one, each a GROUP BY of a ``P``-th of the keys."""
-    inner = exp.select().from_(exp.alias_(table(source), "b", table=True))
-    for j, (q, h) in enumerate(zip(qis, hierarchy_names, strict=True)):
-        leaves = (
-            exp.select(exp.column("label"), exp.column("id"))
-            .from_(table(NODES))
-            .where(exp.column("hierarchy").eq(exp.convert(h)))
-            .where(exp.column("level").eq(exp.convert(0)))
-        )
-        alias = f"h{j}"
-        on = exp.column("label", alias).eq(exp.cast(column(q, "b"), "VARCHAR"))
-        inner = inner.join(
-            exp.alias_(leaves.subquery(), alias, table=True), on=on, join_type="left", copy=False
-        )
-        inner = inner.select(exp.alias_(exp.column("id", alias), f"q{j}"), copy=False)
-    if sensitive is not None:
-        value = exp.cast(column(sensitive, "b"), "VARCHAR")
-        inner = inner.select(exp.alias_(value, "s"), copy=False)
-    if part is not None:
-        p, parts = part
-        hashed = exp.Anonymous(this="hash", expressions=[column(q, "b") for q in qis])
-        inner = inner.where(exp.Mod(this=hashed, expression=exp.convert(parts)).eq(p), copy=False)
-    keys = [f"q{j}" for j in range(len(qis))] + (["s"] if sensitive is not None else [])
-    return (
-        exp.select(*[exp.column(k) for k in keys], exp.alias_(exp.Count(this=exp.Star()), "n"))
-        .from_(exp.alias_(inner.subquery(), "r", table=True))
-        .group_by(*[exp.column(k) for k in keys])
-    )
-
-
 def is_in_engine(hist: Histogram) -> TypeGuard[EngineHistogram]:
     return isinstance(hist, EngineHistogram)
 
@@ -1498,7 +1456,6 @@ __all__ = [
     "default_budget",
     "estimated_combinations",
     "is_in_engine",
-    "leaf_id_query",
     "load_histogram",
     "parse_size",
     "physical_memory",
