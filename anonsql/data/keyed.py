@@ -95,7 +95,7 @@ class KeyedPartition(Partition):
     keys: np.ndarray
     radix: Radix
 
-    @property  # type: ignore[override]
+    @property
     def codes(self) -> np.ndarray:
         codes = self.__dict__.get("_codes")
         if codes is None:
@@ -145,7 +145,8 @@ class KeyedPartition(Partition):
         )
         out = cls(
             tuple(levels),
-            None,  # type: ignore[arg-type]  (decoded from the keys when read)
+            # the codes are decoded from the keys when first read
+            None,  # type: ignore[arg-type]
             like.sizes if sizes is None else sizes,
             pc,
             pv,
@@ -188,8 +189,8 @@ class KeyedPartition(Partition):
                     return codes
                 return hs[j].rank_column(self.levels[j], levels[j])[codes]
 
-            pairs = (self.pair_value, self.pair_count, self.pair_class)
-            return KeyedPartition.wrap(_group(levels, column, self.sizes, hs, pairs), radix)
+            triples = (self.pair_value, self.pair_count, self.pair_class)
+            return KeyedPartition.wrap(_group(levels, column, self.sizes, hs, triples), radix)
         keys = self.keys
         for j, (source, target) in enumerate(zip(self.levels, levels, strict=True)):
             if target != source:
@@ -200,7 +201,7 @@ class KeyedPartition(Partition):
             return KeyedPartition._make(levels, keys, self, radix)
         count = len(first)
         sizes = np.bincount(ids, self.sizes, minlength=count).astype(np.int64)
-        pairs = None
+        pairs: tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None] | None = None
         if self.pair_class is not None:
             assert self.pair_value is not None and self.pair_count is not None
             pairs = _pairs(ids[self.pair_class], self.pair_value, self.pair_count, count)

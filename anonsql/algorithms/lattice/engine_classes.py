@@ -373,7 +373,7 @@ class EngineHistogram(Histogram):
         self.distinct = 0
         self._rows = 0
         self._totals: np.ndarray | None = None
-        self._marginals: dict[tuple[int, ...], np.ndarray] | None = None
+        self._engine_marginals: dict[tuple[int, ...], np.ndarray] | None = None
         #: nodes whose classes were computed by a GROUP BY in the engine / rolled up here
         self.nodes_in_engine = 0
         self.nodes_in_memory = 0
@@ -609,11 +609,11 @@ class EngineHistogram(Histogram):
 
     # -- marginals -------------------------------------------------------------------------------
     def _marginal(self, qis: tuple[int, ...]) -> np.ndarray:
-        if self._marginals is None:
-            self._marginals = self._read_marginals()
-        if qis not in self._marginals:  # a pair too wide for the shared query
-            self._marginals.update(self._read_marginals([qis]))
-        return self._marginals[qis]
+        if self._engine_marginals is None:
+            self._engine_marginals = self._read_marginals()
+        if qis not in self._engine_marginals:  # a pair too wide for the shared query
+            self._engine_marginals.update(self._read_marginals([qis]))
+        return self._engine_marginals[qis]
 
     def _read_marginals(self, sets: list[tuple[int, ...]] | None = None):
         """The one-QI and two-QI marginals in one GROUPING SETS query (leaf ids are never
