@@ -13,9 +13,9 @@ from anonsql.errors import InputError, MissingValuesError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests import brute
+from tests.helpers import brute
 from tests.helpers.snapshot import snapshot
-from tests.strategies import anonymization_cases
+from tests.helpers.strategies import anonymization_cases
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -16,7 +16,7 @@ from anonsql.demo.setup import setup_demo
 from anonsql.errors import InputError
 from anonsql.evaluation.report import build_report, render_html
 from anonsql.hierarchy.hierarchy import Hierarchy
-from tests import brute
+from tests.helpers import brute
 from tests.helpers.snapshot import snapshot
 
 QIS = ["age", "sex", "zip"]

@@ -19,7 +19,7 @@ The 53 supported cases: same score (relative 1e-12; ARX's doubles are summed in 
 order) and the same transformation or one that ARX's scores the same (a tie), the same "no
 solution" answers, except three that differ, each for a stated reason (:data:`DIFFERENCES`).
 
-The population models (:data:`ARX_POPULATION_CASES`, 40 more cases): d-presence (the 12
+The population models (:data:`POPULATION_CASES`, 40 more cases): d-presence (the 12
 Adult cases of ``TestAnonymizationDPresence`` and the 8 of ``TestAnonymizationCombinations``),
 k-map (14, against the population table and estimated) and the risk thresholds (6, average
 risk, sample and population uniqueness), the research subset ``adult_subset.csv`` released
@@ -70,102 +70,31 @@ from anonsql.models import (
 )
 from anonsql.models.l_diversity import grassberger_g
 from anonsql.models.requirements import Requirements
+from tests.helpers import papers
 from tests.helpers.data import ADULT_QIS, shared_data
 
-# ARX's cases per test class (``TestAnonymization<name>``), one line each: the index in the
-# class's ``cases()``, suppression limit, quality model, privacy models, QIs (9: all Adult
-# columns; 8: all but occupation, which is then sensitive or, with k-anonymity alone, left
-# out), expected score, expected transformation (none: no solution), P where ARX assumed
-# practical monotonicity
-ARX_CASES = {
-    "BLikeness": """
-0   0.5  loss       basic-beta=3               8 0.34883856157237925  0,3,0,0,2,0,1,0   -
-1   0.0  loss       enhanced-beta=2            8 0.759176305345683    1,4,1,1,3,2,2,0   -
-2   1.0  loss       basic-beta=1               8 0.6081345989904172   1,4,0,1,3,0,2,0   -
-3   1.0  loss       enhanced-beta=10           8 0.3419039849540606   0,3,0,0,3,1,2,0   -
-4   0.4  loss       basic-beta=5               8 0.23350465152356303  0,2,0,0,2,0,1,0   -
-5   1.0  loss       enhanced-beta=10           8 0.3419039849540606   0,3,0,0,3,1,2,0   -
-""",
-    "Combinations": """
-3   0.0  entropy    k=5;hierarchical-emd=0.2   8 398400.0741806447    0,4,1,1,3,2,2,1   -
-4   0.0  entropy    k=5                        8 324620.5269918692    1,1,1,1,3,2,2,1   -
-6   0.0  entropy    hierarchical-emd=0.2       8 398400.0741806447    0,4,1,1,3,2,2,1   -
-8   0.0  entropy    recursive-l=5,c=4.0        8 324620.5269918692    1,1,1,1,3,2,2,1   -
-45  0.05 entropy-nm k=5                        8 180132.40848244698   0,0,1,1,2,2,2,0   -
-52  0.05 entropy    k=5;hierarchical-emd=0.2   8 367390.5779876774    1,4,0,0,3,1,2,1   -
-54  0.05 entropy    recursive-l=5,c=4.0        8 198181.4042332967    1,0,1,1,2,2,2,0   -
-77  0.05 entropy-nm k=5;hierarchical-emd=0.2   8 374778.01889889664   1,4,0,0,3,1,2,1   -
-79  0.05 entropy-nm recursive-l=5,c=4.0        8 209764.96161974416   1,0,1,1,2,2,2,0   -
-102 0.05 entropy    hierarchical-emd=0.2       8 367390.5779876774    1,4,0,0,3,1,2,1   -
-117 0.05 entropy-nm hierarchical-emd=0.2       8 374778.01889889664   1,4,0,0,3,1,2,1   -
-""",
-    "EntropyLDiversity": """
-0   0.04 entropy-nm entropy-l=5,grassberger    8 216092.124036387     1,0,1,0,3,2,2,0   -
-1   0.04 entropy-nm entropy-l=100              8 0.0                  none              -
-2   0.0  entropy-nm entropy-l=5,grassberger    8 324620.5269918692    1,1,1,1,3,2,2,1   -
-3   0.05 entropy-nm entropy-l=3,grassberger    8 180347.4325366015    0,0,1,1,2,2,2,0   -
-4   0.04 entropy-nm entropy-l=5                8 228878.2039109517    1,0,1,1,2,2,2,1   P
-5   0.1  entropy-nm entropy-l=100,grassberger  8 0.0                  none              P
-""",
-    "KAnonymity": """
-0   0.04 entropy    k=5                        9 255559.85455731067   1,0,1,1,3,2,2,0,1 -
-1   0.04 entropy    k=100                      9 379417.3460570988    1,1,1,1,3,2,2,1,1 -
-2   0.0  entropy    k=5                        9 407289.5388925293    1,2,1,1,3,2,2,1,1 -
-3   0.0  entropy    k=100                      9 453196.8932458743    0,4,1,1,3,2,2,1,1 -
-4   0.04 entropy    k=5                        9 255559.85455731067   1,0,1,1,3,2,2,0,1 P
-5   0.04 entropy    k=100                      9 379417.3460570988    1,1,1,1,3,2,2,1,1 P
-""",
-    "LDiversity": """
-0   0.04 entropy-nm entropy-l=5                8 228878.2039109517    1,0,1,1,2,2,2,1   -
-1   0.04 entropy-nm entropy-l=100              8 0.0                  none              -
-2   0.0  entropy-nm entropy-l=5                8 324620.5269918692    1,1,1,1,3,2,2,1   -
-3   0.0  entropy-nm entropy-l=100              8 0.0                  none              -
-4   0.04 entropy-nm entropy-l=5                8 228878.2039109517    1,0,1,1,2,2,2,1   P
-5   0.04 entropy-nm entropy-l=100              8 0.0                  none              P
-""",
-    "OrderedDistanceTCloseness": """
-0   0.04 dm-star    ordered-emd=0.2;k=5        8 2712340.0            0,0,1,1,2,2,2,0   -
-1   0.04 dm-star    ordered-emd=0.2;k=100      8 19937246.0           1,0,1,2,3,2,2,1   -
-2   0.0  dm-star    ordered-emd=0.1;k=5        8 97868020.0           1,1,1,2,3,2,2,1   -
-3   0.0  dm-star    ordered-emd=0.2;k=100      8 162312130.0          1,4,1,1,1,2,2,1   -
-4   0.04 dm-star    ordered-emd=0.05;k=5       8 201413138.0          1,4,1,0,3,2,2,0   P
-5   0.04 dm-star    ordered-emd=0.2;k=100      8 19937246.0           1,0,1,2,3,2,2,1   P
-""",
-    "TCloseness": """
-0   0.04 dm-star    equal-emd=0.2;k=5          8 311880088.0          1,4,1,0,3,2,2,1   -
-1   0.04 dm-star    equal-emd=0.2;k=100        8 311880088.0          1,4,1,0,3,2,2,1   -
-2   0.04 entropy    k=5;hierarchical-emd=0.2   8 377622.78458729305   1,4,0,0,3,2,2,1   -
-3   0.04 entropy    k=100;hierarchical-emd=0.2 8 390765.61326019815   1,4,1,0,3,1,2,1   -
-4   0.0  dm-star    equal-emd=0.2;k=5          8 456853172.0          1,4,1,1,3,2,2,1   -
-5   0.0  dm-star    equal-emd=0.2;k=100        8 456853172.0          1,4,1,1,3,2,2,1   -
-6   0.0  entropy    k=5;hierarchical-emd=0.2   8 398400.0741806447    0,4,1,1,3,2,2,1   -
-7   0.0  entropy    k=100;hierarchical-emd=0.2 8 398400.0741806447    0,4,1,1,3,2,2,1   -
-8   0.04 dm-star    equal-emd=0.2;k=5          8 311880088.0          1,4,1,0,3,2,2,1   P
-9   0.04 dm-star    equal-emd=0.2;k=100        8 311880088.0          1,4,1,0,3,2,2,1   P
-10  0.04 entropy    k=5;hierarchical-emd=0.2   8 390765.61326019815   1,4,1,0,3,1,2,1   P
-11  0.04 entropy    k=100;hierarchical-emd=0.2 8 390765.61326019815   1,4,1,0,3,1,2,1   P
-""",
-}
+# ARX's cases per test class (``TestAnonymization<name>``), one row each in
+# tests/fixtures/papers/arx/anonymization_cases.csv: the class, the index in the class's
+# ``cases()``, suppression limit, quality model, privacy models, QIs (9: all Adult columns; 8:
+# all but occupation, which is then sensitive or, with k-anonymity alone, left out), expected
+# score, expected transformation (none: no solution), P where ARX assumed practical
+# monotonicity
 
 
 def _cases() -> list[tuple]:
-    out = []
-    for cls, table in ARX_CASES.items():
-        for line in table.strip().splitlines():
-            idx, limit, metric, models, qis, score, levels, practical = line.split()
-            out.append(
-                (
-                    f"{cls}-{idx}",
-                    float(limit),
-                    metric,
-                    models,
-                    "occupation" if qis == "8" else None,
-                    float(score),
-                    None if levels == "none" else tuple(int(x) for x in levels.split(",")),
-                    practical == "P",
-                )
-            )
-    return out
+    return [
+        (
+            f"{r['class']}-{r['case']}",
+            float(r["suppression"]),
+            r["metric"],
+            r["models"],
+            "occupation" if r["qis"] == "8" else None,
+            float(r["score"]),
+            None if r["levels"] == "none" else papers.levels(r["levels"]),
+            r["practical"] == "P",
+        )
+        for r in papers.rows("arx", "anonymization_cases.csv")
+    ]
 
 
 CASES = _cases()
@@ -319,52 +248,11 @@ def test_arx_expected_optimum(adult, case):
 # model ``Region.USA``, N = 317,238,626), avg-risk=R, su=R, pu=R,ESTIMATOR (N as above);
 # k; hemd=T (hierarchical EMD on occupation); rcl=L,C (recursive (c,l)-diversity).
 # ARX's ``createPrecomputedEntropyMetric(0.1)``
-# is its non-monotone variant (entropy-nm).
-ARX_POPULATION_CASES = """
-DPresence-0     sub 0.0  aecs       dp=0.0,0.2                52.0                1,4,1,1,0,2,2,0
-DPresence-1     sub 0.0  entropy    dp=0.0,0.2                30238.2081484441    0,1,1,2,3,2,2,0
-DPresence-2     sub 0.0  entropy-nm dp=0.0,0.2                30238.2081484441    0,1,1,2,3,2,2,0
-DPresence-3     sub 0.05 aecs       dp=0.0,0.2                8.02127659574468    0,0,1,2,1,2,2,1
-DPresence-4     sub 0.05 entropy    dp=0.0,0.2                19804.2887675027    1,0,1,1,2,2,2,0
-DPresence-5     sub 0.05 entropy-nm dp=0.0,0.2                20747.362350403302  1,0,1,1,2,2,2,0
-DPresence-6     sub 0.0  aecs       dp=0.05,0.15              150.8               0,4,0,1,3,2,2,1
-DPresence-7     sub 0.0  entropy    dp=0.05,0.15              37223.2491248282    1,4,1,1,1,2,2,1
-DPresence-8     sub 0.0  entropy-nm dp=0.05,0.15              37223.2491248282    1,4,1,1,1,2,2,1
-DPresence-9     sub 0.05 aecs       dp=0.05,0.15              97.29032258064517   1,4,1,1,0,2,2,1
-DPresence-10    sub 0.05 entropy    dp=0.05,0.15              33649.9118226187    1,4,1,1,0,2,2,1
-DPresence-11    sub 0.05 entropy-nm dp=0.05,0.15              33660.3063277646    1,4,1,1,0,2,2,1
-Combinations-0  sub 0.0  entropy    dp=0.05,0.15              37223.2491248282    1,4,1,1,1,2,2,1
-Combinations-1  sub 0.0  entropy    k=5;dp=0.05,0.15          35461.300017243804  0,2,1,2,3,2,2,1
-Combinations-2  sub 0.0  entropy    k=5;hemd=0.2;dp=0.05,0.15 42481.619746031596  1,4,1,1,3,2,2,1
-Combinations-5  sub 0.0  entropy    hemd=0.2;dp=0.05,0.15     42481.619746031596  1,4,1,1,3,2,2,1
-Combinations-7  sub 0.0  entropy    rcl=5,4;dp=0.05,0.15      39177.7411830619    1,4,1,1,2,2,2,1
-Combinations-50 sub 0.05 entropy    k=5;dp=0.05,0.15          25247.843728345997  1,0,1,2,2,2,2,1
-Combinations-51 sub 0.05 entropy    k=5;hemd=0.2;dp=0.05,0.15 40089.9423426752    1,4,0,1,3,2,2,1
-Combinations-53 sub 0.05 entropy    rcl=5,4;dp=0.05,0.15      28551.7222913157    1,0,1,2,3,2,2,1
-KMap-0          f8  0.05 entropy-nm kmap-ztp=3,0.01           130804.5332092598   0,0,1,1,0,2,2,0
-KMap-1          f8  0.05 entropy-nm kmap-ztp=1000,0.01        151894.1394841501   0,0,1,1,1,2,1,0
-KMap-2          sub 0.0  aecs       kmap=5                    45.014925373134325  1,0,1,2,3,2,2,1
-KMap-3          sub 0.0  entropy    kmap=3                    23387.494246375998  0,0,1,2,3,2,2,0
-KMap-4          sub 0.0  entropy-nm kmap=5                    28551.7222913157    1,0,1,2,3,2,2,1
-KMap-5          sub 0.05 aecs       kmap=20                   11.424242424242424  1,0,1,1,3,2,1,0
-KMap-6          sub 0.05 entropy    kmap=7                    17075.7181747451    0,0,1,1,2,2,2,0
-KMap-7          sub 0.05 entropy-nm kmap=3                    15121.633326877098  0,0,1,1,1,2,1,0
-KMap-8          sub 0.0  aecs       kmap=5                    45.014925373134325  1,0,1,2,3,2,2,1
-KMap-9          sub 0.0  entropy    kmap=2                    23108.1673304724    1,0,1,1,3,2,2,0
-KMap-10         sub 0.0  entropy-nm kmap=10                   30238.2081484441    0,1,1,2,3,2,2,0
-KMap-11         sub 0.05 aecs       kmap=10                   7.215311004784689   0,0,1,1,3,2,1,0
-KMap-12         sub 0.05 entropy    kmap=5                    17053.8743069776    0,0,1,0,2,2,2,1
-KMap-13         sub 0.05 entropy-nm kmap=3                    15121.633326877098  0,0,1,1,1,2,1,0
-RiskBased-0     f9  0.04 entropy-nm avg-risk=0.01             314637.8461904862   1,0,1,1,3,2,2,1,1
-RiskBased-1     f9  0.04 loss       su=0.01                   0.1606952725863784  0,3,0,0,1,1,1,1,0
-RiskBased-2     f9  0.04 entropy-nm pu=0.0001,dankar          144298.1603344462   0,0,1,1,1,2,1,0,0
-RiskBased-3     f9  0.04 loss       pu=0.0001,zayatz          0.16078200456326086 0,3,0,0,1,1,1,1,0
-RiskBased-4     f9  0.04 entropy-nm pu=0.0001,pitman          144298.1603344462   0,0,1,1,1,2,1,0,0
-RiskBased-5     f9  0.04 loss       pu=0.0001,snb             0.17599055898432758 0,3,0,0,2,1,1,1,0
-"""
+# is its non-monotone variant (entropy-nm). One case a row: tests/fixtures/papers/arx/
+# population_cases.csv (case, data, suppression, metric, models, score, levels).
 #: ARX's ``ARXPopulationModel.Region.USA``
 USA = 317_238_626
-POPULATION_CASES = [line.split() for line in ARX_POPULATION_CASES.strip().splitlines()]
+POPULATION_CASES = [list(r.values()) for r in papers.rows("arx", "population_cases.csv")]
 
 #: population cases where anonsql's answer differs from ARX's, and why (each checked)
 POPULATION_DIFFERENCES = {

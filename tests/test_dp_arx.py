@@ -17,7 +17,6 @@ only, the sample written to the engine, and anonsql's own code takes it from the
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
@@ -28,6 +27,7 @@ from anonsql.algorithms.dp.engine import SampleScorer
 from anonsql.algorithms.dp.params import safepub_parameters
 from anonsql.algorithms.dp.quality import ScoreContext, arx_loss, score, sensitivity
 from anonsql.database import Database
+from tests.helpers import papers
 from tests.helpers.data import shared_data
 
 QIS = [
@@ -84,14 +84,15 @@ def _scorer(adult, eps_anon_params):
 
 
 # ARX's data-independent Adult cases: epsilon, delta, levels (GeneralizationDegree), Loss
+# (tests/fixtures/papers/safepub/data_independent.csv; ln(2) is math.log(2))
 INDEPENDENT = [
-    (2.0, 1e-5, [0, 2, 0, 1, 1, 1, 1, 1, 0], 0.6820705793543056),
-    (1.5, 1e-6, [1, 3, 1, 2, 2, 2, 2, 2, 1], 0.8112222411559193),
-    (math.log(2), 1e-7, [0, 2, 0, 1, 1, 1, 1, 1, 0], 0.7437618217405468),
-    (math.log(3), 1e-8, [1, 2, 1, 1, 2, 1, 1, 1, 1], 0.6092780386290699),
-    (2.0, 1e-5, [1, 2, 1, 1, 2, 1, 1, 1, 1], 0.5968589299712612),
-    (1.5, 1e-6, [0, 2, 0, 1, 1, 1, 1, 1, 0], 0.6856395441402736),
-    (0.01, 1e-9, [0, 2, 0, 1, 1, 1, 1, 1, 0], 0.9999999999999989),
+    (
+        papers.number(r["epsilon"]),
+        float(r["delta"]),
+        list(papers.levels(r["levels"])),
+        float(r["loss"]),
+    )
+    for r in papers.rows("safepub", "data_independent.csv")
 ]
 
 
@@ -110,17 +111,10 @@ def test_data_independent_cases_give_arx_loss(adult, eps, delta, levels, expecte
 
 # ARX's data-dependent Adult cases (epsilon 2, search budget 1, delta 1e-5): metric, levels
 # of ARX's expected transformation, ARX's expected score
+# (tests/fixtures/papers/safepub/data_dependent.csv)
 DEPENDENT = [
-    ("loss", [1, 4, 0, 2, 2, 1, 1, 2, 0], -387.20969001288375),
-    ("loss", [0, 3, 1, 0, 2, 1, 1, 2, 0], -364.91072721704967),
-    ("precision", [0, 4, 0, 1, 1, 1, 2, 1, 0], -347.1666666666667),
-    ("precision", [0, 4, 0, 0, 2, 2, 1, 2, 0], -349.6703096539162),
-    ("entropy", [1, 4, 0, 1, 2, 2, 1, 1, 0], -354.6331995737269),
-    ("entropy", [0, 3, 1, 1, 2, 1, 1, 1, 1], -337.4125485059108),
-    ("aecs", [0, 4, 0, 0, 2, 2, 2, 1, 1], 46.0),
-    ("aecs", [1, 3, 1, 1, 1, 2, 2, 0, 1], 88.0),
-    ("dm", [1, 3, 1, 2, 3, 2, 2, 0, 1], -189.1673041207017),
-    ("dm", [0, 4, 1, 1, 3, 2, 2, 0, 1], -184.58604046896227),
+    (r["metric"], list(papers.levels(r["levels"])), float(r["score"]))
+    for r in papers.rows("safepub", "data_dependent.csv")
 ]
 
 

@@ -17,20 +17,14 @@ from anonsql.errors import InputError
 from anonsql.evaluation.task import encode, evaluate_task, task_frames
 from anonsql.run import anonymize
 from anonsql.spec import Spec
+from tests.helpers.partition import golden
 
 pytest.importorskip("sklearn", reason="scikit-learn (anonsql[eval]) is not installed")
 
-#: tests/test_mondrian.py's golden table: Mondrian with k = l = 2 releases (worked there)
-#: t1, t2 ([25, 30], CA); t3, t4 ([35, 40], MN); t5, t6 ([45, 50], TX); t7, t8 ([55, 60],
-#: {CA, MN})
-GOLDEN = pd.DataFrame(
-    {
-        "age": [25, 30, 35, 40, 45, 50, 55, 60],
-        "state": ["CA", "CA", "MN", "MN", "TX", "TX", "CA", "MN"],
-        "income": [100, 200, 100, 300, 200, 100, 300, 200],
-        "job": ["G", "G", "N", "N", "G", "N", "G", "N"],
-    }
-)
+#: the hand-worked golden table (tests/fixtures/papers/mondrian/golden.csv): Mondrian with
+#: k = l = 2 releases t1, t2 ([25, 30], CA); t3, t4 ([35, 40], MN); t5, t6 ([45, 50], TX);
+#: t7, t8 ([55, 60], {CA, MN}) (golden_release.csv beside it)
+GOLDEN = golden()
 
 
 #: the demo table's columns

@@ -11,8 +11,8 @@ from anonsql.algorithms.greedy.gaa import GreedyModel, gaa
 from anonsql.algorithms.greedy.strategies import STRATEGIES
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
-from tests import brute
-from tests.strategies import anonymization_cases
+from tests.helpers import brute
+from tests.helpers.strategies import anonymization_cases
 
 
 def _library(df, hs, k, metric, strategy, l_value=None, t=None):

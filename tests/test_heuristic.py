@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -43,36 +42,16 @@ from anonsql.models import (
 from anonsql.models.requirements import Requirements
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests.strategies import anonymization_cases
-from tests.test_search_soundness import (
+from tests.helpers.search import (
     METRICS,
     SENS_H,
-    _counterexample,
-    _documented_optimum,
-    _hist,
+    counterexample,
+    documented_optimum,
+    histogram_s,
     requirements,
+    wide_table,
 )
-
-
-def wide_table(m: int, rows: int, seed: int = 0) -> tuple[pd.DataFrame, list[Hierarchy]]:
-    """``rows`` rows over ``m`` QIs ``q0..``, each with 8 leaves and 4 levels (leaf, pair,
-    quad, ``*``): a lattice of 4^m nodes. A hidden cluster drives every column (each value
-    is the cluster's pair, or noise with a per-column probability), so QIs are correlated as
-    in real data and anonymous nodes lie in the middle of the lattice, not only at the top. A
-    sensitive column ``s`` follows the cluster."""
-    rng = np.random.default_rng(seed)
-    hs = [
-        Hierarchy.from_rows(f"q{j}", [[f"v{i}", f"p{i // 2}", f"g{i // 4}", "*"] for i in range(8)])
-        for j in range(m)
-    ]
-    cluster = rng.integers(0, 4, rows)
-    data = {}
-    for j in range(m):
-        noise = rng.random(rows) < 0.15 + 0.4 * rng.random()
-        pair = (2 * cluster + rng.integers(0, 2, rows)) % 8
-        data[f"q{j}"] = [f"v{x}" for x in np.where(noise, rng.integers(0, 8, rows), pair)]
-    data["s"] = [f"s{x}" for x in cluster + rng.integers(0, 3, rows)]
-    return pd.DataFrame(data), hs
+from tests.helpers.strategies import anonymization_cases
 
 
 def histogram(df: pd.DataFrame, hs: list[Hierarchy], sensitive: str | None = None) -> Histogram:
@@ -153,7 +132,7 @@ def test_score_against_the_optimum_on_subsets(wide, qis, metric, capsys):
     st.integers(1, 12),
 )
 def test_limited_search_is_anonymous_and_never_beats_the_optimum(case, req, metric, steps):
-    hist = _hist(*case)
+    hist = histogram_s(*case)
     ex = Exhaustive().run(hist, req, quality_model(metric))
     r = Heuristic(steps=steps, time_limit=60).run(hist, req, quality_model(metric))
     assert r.checked <= steps
@@ -169,11 +148,11 @@ def test_limited_search_is_anonymous_and_never_beats_the_optimum(case, req, metr
 def test_exhausted_search_returns_the_exhaustive_optimum(case, req, metric):
     """Without a limit the queue runs empty: every node was checked or bounded, so the score
     (and here the documented tie-break too) is the exhaustive scan's."""
-    hist = _hist(*case)
+    hist = histogram_s(*case)
     ex = Exhaustive().run(hist, req, quality_model(metric))
     r = Heuristic(time_limit=60).run(hist, req, quality_model(metric))
     assert "exhausted" in r.guarantee or "even the top fails" in r.guarantee, r.guarantee
-    want = _documented_optimum(ex.solutions)
+    want = documented_optimum(ex.solutions)
     if want is None:
         assert r.optimum is None
         return
@@ -199,7 +178,7 @@ def test_exhausted_search_returns_the_exhaustive_optimum(case, req, metric):
 def test_models_not_monotone_with_suppression(cls):
     """The counterexamples of the soundness tests: [0] is anonymous, its generalization [1]
     (the top) is not. The top's failure proves nothing here, so the search goes on."""
-    model, hist, limit = _counterexample(cls)
+    model, hist, limit = counterexample(cls)
     req = Requirements([model], limit, SENS_H)
     r = Heuristic(time_limit=60).run(hist, req, quality_model("height"))
     assert r.optimum is not None and r.optimum.levels == (0,)

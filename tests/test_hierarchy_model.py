@@ -12,7 +12,7 @@ from anonsql.errors import HierarchyError
 from anonsql.hierarchy import builders
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.hierarchy.loaders import load_file
-from tests.strategies import hierarchy_rows
+from tests.helpers.strategies import hierarchy_rows
 
 ANIMALS = [["Cat", "Felid", "Mammal"], ["Lion", "Felid", "Mammal"], ["Dog", "Dog", "Mammal"]]
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from anonsql.database import Database
 from anonsql.hierarchy.hierarchy import Hierarchy
-from tests.strategies import hierarchy_rows
+from tests.helpers.strategies import hierarchy_rows
 
 
 def brute_lca(h: Hierarchy, nodes: list[int]) -> int:

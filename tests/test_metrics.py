@@ -17,22 +17,22 @@ from anonsql.metrics.quality import quality_model
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric, costs_matrix, w1, w2
 from anonsql.models import KAnonymity
-from tests import brute
+from tests.helpers import brute, papers
 from tests.helpers.data import ADULT_QIS, load_adult
-from tests.strategies import anonymization_cases
+from tests.helpers.strategies import anonymization_cases
 
 ADULT_ORDER = ADULT_QIS
 
 
 def test_seed004_example1_costs_matrix():
-    # nodes Cat, Lion, Dog, Felid, Mammal; w(Cat,Felid)=1, w(Lion,Felid)=1, w(Dog,Mammal)=4,
-    # w(Felid,Mammal)=3
-    parents = np.array([3, 3, 4, 4, -1])
-    weights = np.array([1.0, 1.0, 4.0, 3.0, 0.0])
-    expected = np.array(
-        [[0, 1, 4, 1, 4], [1, 0, 4, 1, 4], [4, 4, 0, 4, 4], [0, 0, 3, 0, 3], [0, 0, 0, 0, 0]],
-        dtype=float,
-    )
+    # Figure 2a as drawn (tests/fixtures/papers/gaa/): nodes Cat, Lion, Dog, Felid, Mammal;
+    # w(Cat,Felid)=1, w(Lion,Felid)=1, w(Dog,Mammal)=4, w(Felid,Mammal)=3
+    figure = papers.rows("gaa", "figure2a.csv")
+    names = [r["node"] for r in figure]
+    parents = np.array([names.index(r["parent"]) if r["parent"] else -1 for r in figure])
+    weights = np.array([float(papers.fraction(r["weight"])) for r in figure])
+    matrix = papers.rows("gaa", "example1_costs.csv")
+    expected = np.array([[float(papers.fraction(r[n])) for n in names] for r in matrix])
     assert np.array_equal(costs_matrix(parents, weights), expected)
 
 
@@ -178,13 +178,22 @@ def _adult(db: Database):
 def test_arx_loss_and_entropy_on_adult():
     db = Database.open(":memory:")
     _adult(db)
-    ev = evaluate_levels(db, "adult", ADULT_ORDER, [0, 4, 1, 1, 3, 2, 2, 1, 0], [KAnonymity(5)])
-    assert ev.loss["loss"] == 0.5731509655590044
-    assert ev.suppressed_rows == 0 and ev.classes == 24
-    ev = evaluate_levels(db, "adult", ADULT_ORDER, [1, 2, 1, 1, 3, 2, 2, 1, 1], [KAnonymity(5)])
+    arx = papers.rows("arx", "adult_k5_loss.csv")[0]  # ARX 3.9.2, k = 5, no suppression
+    levels = list(papers.levels(arx["levels"]))
+    ev = evaluate_levels(db, "adult", ADULT_ORDER, levels, [KAnonymity(5)])
+    assert ev.loss["loss"] == float(arx["loss"])
+    assert ev.suppressed_rows == int(arx["suppressed_rows"]) and ev.classes == int(arx["classes"])
+    # ARX's TestAnonymizationKAnonymity case 2: k = 5, no suppression, entropy, 9 QIs
+    case = next(
+        r
+        for r in papers.rows("arx", "anonymization_cases.csv")
+        if (r["class"], r["case"]) == ("KAnonymity", "2")
+    )
+    levels = list(papers.levels(case["levels"]))
+    ev = evaluate_levels(db, "adult", ADULT_ORDER, levels, [KAnonymity(5)])
     # ARX sums the per-value terms in the order values first appear in the file; anonsql
     # sums them in another order, so the last binary digit may differ
-    assert ev.loss["entropy"] == pytest.approx(407289.5388925293, abs=2e-10)
+    assert ev.loss["entropy"] == pytest.approx(float(case["score"]), abs=2e-10)
     assert ev.loss["entropy-nm"] == ev.loss["entropy"]  # nothing suppressed
     db.close()
 
@@ -192,9 +201,10 @@ def test_arx_loss_and_entropy_on_adult():
 def test_generalized_table_loss_matches_levels_on_adult():
     db = Database.open(":memory:")
     _adult(db)
-    levels = [0, 3, 0, 0, 2, 1, 1, 2, 0]
+    arx = next(r for r in papers.rows("arx", "adult_k5_loss.csv") if r["suppression"] == "0.05")
+    levels = list(papers.levels(arx["levels"]))
     ev = evaluate_levels(db, "adult", ADULT_ORDER, levels, [KAnonymity(5)], suppression=0.05)
-    assert ev.suppressed_rows == 1346 and ev.classes == 397
+    assert ev.suppressed_rows == int(arx["suppressed_rows"]) and ev.classes == int(arx["classes"])
     from anonsql.run import anonymize
     from anonsql.spec import Spec
 

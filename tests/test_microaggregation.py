@@ -24,6 +24,7 @@ from anonsql.algorithms.microaggregation.measures import (
 from anonsql.algorithms.microaggregation.wlvq2 import Codebook, in_window, step, supervise
 from anonsql.data.tuples import WeightedTuples
 from anonsql.errors import InputError
+from tests.helpers import papers
 
 pytest.importorskip("sklearn")
 
@@ -98,16 +99,18 @@ def test_mdav_known_example():
     """By hand (Domingo-Ferrer and Torra's steps), k = 3, values 0 1 2 6 7 8 9 15 16 17:
     centroid 8.1, farthest 17 -> {15, 16, 17}; farthest from 17 is 0 -> {0, 1, 2}; 4 records
     left, fewer than 2k: one group {6, 7, 8, 9}. Means 1, 7.5, 16."""
-    x = np.array([0, 1, 2, 6, 7, 8, 9, 15, 16, 17], dtype=float)[:, None]
+    worked = papers.data("microaggregation", "mdav_worked.json")
+    k, plain, weighted = worked["k"], worked["unweighted"], worked["weighted"]
+    x = np.array(plain["values"], dtype=float)[:, None]
     data = WeightedTuples.from_records(x)
-    groups = mdav(data.standardized(), data.counts, 3)
-    assert groups.tolist() == [1, 1, 1, 2, 2, 2, 2, 0, 0, 0]
-    assert group_means(data, groups)[:, 0].tolist() == [16.0, 1.0, 7.5]
+    groups = mdav(data.standardized(), data.counts, k)
+    assert groups.tolist() == plain["groups"]
+    assert group_means(data, groups)[:, 0].tolist() == plain["means"]
     # weighted (tuples 0 x3, 1, 5, 6 x2): 7 records, fewer than 3k; centroid 18/7, farthest
     # tuple 6 (2 records) takes its nearest, 5, to reach 3; the rest {0, 0, 0, 1} is a group
-    data = WeightedTuples.from_records(np.array([0, 0, 0, 1, 5, 6, 6], dtype=float))
-    groups = mdav(data.standardized(), data.counts, 3)
-    assert groups.tolist() == [1, 1, 0, 0]
+    data = WeightedTuples.from_records(np.array(weighted["values"], dtype=float))
+    groups = mdav(data.standardized(), data.counts, k)
+    assert groups.tolist() == weighted["groups"]
 
 
 def _canonical(groups: np.ndarray) -> list[int]:
@@ -202,15 +205,16 @@ def test_mdav_shortcuts_change_nothing(monkeypatch, n, m, k, decimals):
 def test_mdav_golden_unchanged():
     """Golden: the groups the first (unvectorized) implementation gave on a fixed weighted
     example, 30 tuples of 67 records, k = 4."""
-    rng = np.random.default_rng(2005)
-    x = np.repeat(rng.normal(size=(30, 3)).round(2), rng.integers(1, 4, size=30), axis=0)
+    golden = papers.data("microaggregation", "mdav_golden.json")
+    n, k = golden["tuples"], golden["k"]
+    rng = np.random.default_rng(golden["seed"])
+    x = np.repeat(
+        rng.normal(size=(n, golden["columns"])).round(2), rng.integers(1, 4, size=n), axis=0
+    )
     data = WeightedTuples.from_records(x)
-    groups = mdav(data.standardized(), data.counts, 4)
-    assert groups.tolist() == [
-        *(6, 5, 12, 12, 12, 5, 3, 0, 9, 3, 6, 10, 9, 11, 10),
-        *(12, 8, 11, 8, 4, 11, 0, 7, 1, 4, 1, 7, 4, 2, 2),
-    ]
-    blocked, info = blocked_mdav(data.standardized(), data.counts, 4, block=30)
+    groups = mdav(data.standardized(), data.counts, k)
+    assert groups.tolist() == golden["groups"]
+    blocked, info = blocked_mdav(data.standardized(), data.counts, k, block=n)
     assert blocked.tolist() == groups.tolist() and info["mdav_exact"]
 
 
@@ -378,17 +382,14 @@ def test_measures_match_scikit_learn_and_scipy():
 def test_score_recomputed_from_the_papers_table_5():
     """Score(A_i) = sum_j CU(A_i, D_j) / max_i CU(A_i, D_j): the paper prints 4.96 for k-TCA,
     its own Table 5 gives 4.48 (the column does not follow from the formula)."""
-    table5 = {
-        "k-TCA": [0.63, 0.74, 0.71, 0.60, 0.66, 0.51],
-        "k-TCA++": [0.78, 0.62, 0.74, 0.82, 0.69, 0.92],
-        "C-TCA": [0.74, 0.75, 0.54, 0.70, 0.65, 0.51],
-        "C-TCA++": [0.62, 0.62, 0.76, 0.71, 0.70, 0.87],
-        "KDE": [0.60, 0.54, 0.44, 0.71, 0.63, 0.73],
-        "KDE++": [0.83, 0.95, 0.91, 0.77, 0.75, 0.79],
-    }
-    sets = ["Ecoli", "Electrical", "Glass", "Page blocks", "Waveform", "Yeast"]
+    rows = papers.rows("microaggregation", "table5.csv")
+    sets = [c for c in rows[0] if c != "algorithm"]
+    table5 = {r["algorithm"]: [float(r[d]) for d in sets] for r in rows}
     got = score({a: dict(zip(sets, v, strict=True)) for a, v in table5.items()})
-    by_hand = 0.63 / 0.83 + 0.74 / 0.95 + 0.71 / 0.91 + 0.60 / 0.82 + 0.66 / 0.75 + 0.51 / 0.92
+    # by hand: k-TCA's CU over the column's best (0.63 / 0.83 + 0.74 / 0.95 + ... + 0.51 / 0.92)
+    by_hand = sum(
+        table5["k-TCA"][j] / max(values[j] for values in table5.values()) for j in range(len(sets))
+    )
     assert got["k-TCA"] == pytest.approx(by_hand) and round(by_hand, 2) == 4.48
 
 

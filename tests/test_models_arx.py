@@ -60,11 +60,11 @@ from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.recoding import LevelRecoding
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests import brute
-from tests.strategies import anonymization_cases
-from tests.test_guard import MODELS as GUARD_MODELS
-from tests.test_guard import SENSITIVE_ROWS, _expected, edits
-from tests.test_search_soundness import SENS_H, _documented_optimum, _hist
+from tests.helpers import brute
+from tests.helpers.guard import MODELS as GUARD_MODELS
+from tests.helpers.guard import SENSITIVE_ROWS, edits, expected_release
+from tests.helpers.search import SENS_H, documented_optimum, histogram_s
+from tests.helpers.strategies import anonymization_cases
 
 NEW = (
     BasicBetaLikeness,
@@ -308,7 +308,7 @@ def goals(draw):
 def _same_optimum(hist, req, metric, gs, frontier=False):
     ex = Exhaustive().run(hist, req, quality_model(metric, gs))
     fl = Flash(frontier=frontier).run(hist, req, quality_model(metric, gs))
-    want = _documented_optimum(ex.solutions)
+    want = documented_optimum(ex.solutions)
     if want is None:
         assert fl.optimum is None
         return
@@ -322,7 +322,7 @@ def _same_optimum(hist, req, metric, gs, frontier=False):
 @given(anonymization_cases(max_qis=3, max_rows=40), goals(), st.booleans())
 def test_default_search_finds_the_exhaustive_optimum(case, goal, frontier):
     req, metric, gs = goal
-    _same_optimum(_hist(*case), req, metric, gs, frontier)
+    _same_optimum(histogram_s(*case), req, metric, gs, frontier)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -335,7 +335,7 @@ def test_a_check_proves_only_what_holds(case, goal):
     req = goal[0]
     if req.suppression_limit == 0:
         req = Requirements(req.models, 0.3, SENS_H)
-    hist = _hist(*case)
+    hist = histogram_s(*case)
     lat = Lattice(hist.heights)
     truth = [
         req.assess(Partition.from_histogram(hist, tuple(int(x) for x in lat.levels[n])), hist)
@@ -375,7 +375,7 @@ def seeded(seed: int):
     limit = 0.0 if rng.random() < 0.25 else float(rng.choice([0.05, 0.1, 0.2, 0.3]))
     metric = METRICS[int(rng.integers(len(METRICS)))]
     gs = float(rng.choice([0.0, 0.3, 0.5, 0.8, 1.0])) if metric == "loss" else 0.5
-    return _hist(df, hs), Requirements(models, limit, SENS_H), metric, gs
+    return histogram_s(df, hs), Requirements(models, limit, SENS_H), metric, gs
 
 
 @pytest.mark.parametrize("block", range(2))
@@ -451,7 +451,7 @@ def test_guard_matches_brute_force_after_edits(data, case):
         "duckdb", "t", [*qis, "s", "rid"], qis, LevelRecoding(keys, levels), guard
     )
     got = db.backend.fetch_df(query).set_index("rid").sort_index()
-    want = _expected(edited.set_index("rid"), hs, levels, names).sort_index()
+    want = expected_release(edited.set_index("rid"), hs, levels, names).sort_index()
     for q in qis:
         assert got[q].tolist() == want[q].tolist(), (names, levels, q)
     assert SENSITIVE_ROWS  # the guard table's sensitive hierarchy is not used here

@@ -60,8 +60,8 @@ from anonsql.models.requirements import Requirements
 from anonsql.options import run_options
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.recoding import LevelRecoding
-from tests.strategies import anonymization_cases
-from tests.test_search_soundness import _documented_optimum
+from tests.helpers.search import documented_optimum
+from tests.helpers.strategies import anonymization_cases
 
 ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
 
@@ -568,7 +568,7 @@ def test_default_search_finds_the_exhaustive_optimum(data, case, models, limit, 
         assume(False)  # k larger than the table
     ex = Exhaustive().run(hist, req, quality_model(metric))
     fl = Flash(frontier=data.draw(st.booleans())).run(hist, req, quality_model(metric))
-    want = _documented_optimum(ex.solutions)
+    want = documented_optimum(ex.solutions)
     assert (fl.optimum is None) == (want is None)
     if want is not None:
         assert fl.optimum.levels == want.levels

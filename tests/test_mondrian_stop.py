@@ -15,20 +15,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonsql.errors import InputError
-from tests import brute
+from tests.helpers import brute, papers
 
 #: QIs age (numeric, 10..90: range 80) and zip (categorical, 5 values: 4 steps); k = 2
+#: (tests/fixtures/papers/mondrian/stop_rule.csv: the table and its release under each rule)
+_STOP = papers.frame("mondrian", "stop_rule.csv", dtype=str)
 HAND = pd.DataFrame(
     {
-        "age": [10, 10, 10, 50, 90, 90, 90, 90],
-        "zip": ["A", "A", "B", "B", "C", "D", "E", "E"],
-        "rid": list(range(8)),
+        "age": _STOP["age"].astype(int).tolist(),
+        "zip": _STOP["zip"].tolist(),
+        "rid": _STOP["rid"].astype(int).tolist(),
     }
 )
 HAND_ROLES = {"keep": ["rid"], "allow_identifying": ["age", "zip", "rid"]}
 #: the released (age, zip) per row of HAND, under each rule (derivation: test docstring)
-HAND_NEXT = [("10", "A")] * 2 + [("[10, 50]", "B")] * 2 + [("90", "{C, D}")] * 2 + [("90", "E")] * 2
-HAND_WIDEST = [("[10, 50]", "{A, B}")] * 4 + HAND_NEXT[4:]
+HAND_NEXT = list(zip(_STOP["next_widest_age"], _STOP["next_widest_zip"], strict=True))
+HAND_WIDEST = list(zip(_STOP["widest_age"], _STOP["widest_zip"], strict=True))
 
 
 def _db(frame: pd.DataFrame, name: str = "t"):

@@ -1,6 +1,6 @@
 """Several sensitive attributes (README "Several sensitive attributes"): each model that reads
 a sensitive attribute applies to each (ARX's semantics), in the search, the guard, ``check``
-and the report, on every surface. Held to a pandas brute force (tests/brute.py)."""
+and the report, on every surface. Held to a pandas brute force (tests/helpers/brute.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests import brute
-from tests.strategies import anonymization_cases
+from tests.helpers import brute
+from tests.helpers.strategies import anonymization_cases
 
 EPS = 1e-9
 #: spec options of each model that reads a sensitive attribute, and its brute-force test

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from anonsql.data import classes as partition_module
 from anonsql.data.classes import Partition, _sort_groups
 from anonsql.data.histogram import Histogram
-from tests import brute
-from tests.strategies import anonymization_cases
+from tests.helpers import brute
+from tests.helpers.strategies import anonymization_cases
 
 
 def _classes(part: Partition) -> dict[tuple[str, ...], int]:

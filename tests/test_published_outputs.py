@@ -20,7 +20,7 @@ from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.hierarchy import builders
 from anonsql.hierarchy.hierarchy import Hierarchy
-from tests.strategies import anonymization_cases
+from tests.helpers.strategies import anonymization_cases
 
 QIS = ["age", "sex", "zip"]
 QI_ARG = ",".join(QIS)

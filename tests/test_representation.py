@@ -3,7 +3,6 @@ and agreement with a brute-force computation of equation (1) on random runs."""
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -16,47 +15,23 @@ from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.output.provenance import Provenance
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests.strategies import anonymization_cases
+from tests.helpers import papers
+from tests.helpers.strategies import anonymization_cases
 
-# seed 000, Table I and Figure 1 / Example 2. The figure names tiger (text, section III) and
-# the second canine leaf is not named in the text: "wolf" (seed 004 uses dog and wolf).
-GENDER = [["M", "*"], ["F", "*"]]
-RACE = [
-    ["cat", "felidae", "mammals"],
-    ["lion", "felidae", "mammals"],
-    ["tiger", "felidae", "mammals"],
-    ["dog", "canine", "mammals"],
-    ["wolf", "canine", "mammals"],
-    ["dolphin", "cetaceans", "mammals"],
-    ["whale", "cetaceans", "mammals"],
-]
-TABLE_I = pd.DataFrame(
-    {
-        "line": ["l1", "l2", "l3", "l4", "l5", "l6"],
-        "gender": ["M", "F", "F", "M", "M", "F"],
-        "race": ["cat", "lion", "dog", "dolphin", "whale", "whale"],
-    }
-)
+# seed 000, Table I and Figure 1 / Example 2 (tests/fixtures/papers/representation/). The figure
+# names tiger (text, section III) and the second canine leaf is not named in the text: "wolf"
+# (seed 004 uses dog and wolf).
+GENDER = [list(r.values()) for r in papers.rows("representation", "hierarchy_gender.csv")]
+RACE = [list(r.values()) for r in papers.rows("representation", "hierarchy_race.csv")]
+TABLE_I = papers.frame("representation", "table_i.csv")
 #: "line" is the tests' row key (rows are found again by it): kept, published on purpose
 #: although it is unique
 TABLE_I_ROLES = {"keep": ["line"], "allow_identifying": ["line"]}
-# Table III, with the paper's two-decimal rounding (0.66 is 2/3)
-T3 = {
-    "gender": {"M": [1 / 3] * 3 + [2 / 3] * 3, "F": [2 / 3] * 3 + [1 / 3] * 3, "*": [1] * 6},
-    "race": {
-        "cat": [1 / 3] * 3 + [0] * 3,
-        "lion": [1 / 3] * 3 + [0] * 3,
-        "tiger": [0] * 6,
-        "dog": [1 / 3] * 3 + [0] * 3,
-        "wolf": [0] * 6,
-        "dolphin": [0] * 3 + [1 / 3] * 3,
-        "whale": [0] * 3 + [2 / 3] * 3,
-        "felidae": [2 / 3] * 3 + [0] * 3,
-        "canine": [1 / 3] * 3 + [0] * 3,
-        "cetaceans": [0] * 3 + [1] * 3,
-        "mammals": [1] * 6,
-    },
-}
+# Table III, exact: the paper rounds to two decimals (0.66 is 2/3); one row per QI and label,
+# a column per line of Table I
+T3: dict[str, dict[str, list[float]]] = {}
+for _r in papers.rows("representation", "table_iii.csv"):
+    T3.setdefault(_r["qi"], {})[_r["label"]] = [papers.number(_r[f"l{i}"]) for i in range(1, 7)]
 
 
 def _table_i_db():

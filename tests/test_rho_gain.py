@@ -20,8 +20,8 @@ from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.options import run_options
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests import brute
-from tests.strategies import anonymization_cases
+from tests.helpers import brute
+from tests.helpers.strategies import anonymization_cases
 
 MODELS = {
     "k": {},

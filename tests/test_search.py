@@ -22,8 +22,9 @@ from anonsql.models import (
 from anonsql.models.requirements import Requirements
 from anonsql.run import anonymize
 from anonsql.spec import Spec
+from tests.helpers import papers
 from tests.helpers.data import ADULT_QIS, load_adult
-from tests.strategies import anonymization_cases
+from tests.helpers.strategies import anonymization_cases
 
 ADULT = ADULT_QIS
 
@@ -36,13 +37,17 @@ def adult_db():
     db.close()
 
 
-# ARX 3.9.2, k = 5, Loss (gsFactor 0.5, geometric mean): ../shared/data/README.md
+# ARX 3.9.2, k = 5, Loss (gsFactor 0.5, geometric mean): ../shared/data/README.md, kept in
+# tests/fixtures/papers/arx/adult_k5_loss.csv
 ARX = [
-    (0.00, [0, 4, 1, 1, 3, 2, 2, 1, 0], 0, 24, 0.5731509655590044),
-    (0.01, [0, 3, 1, 1, 2, 2, 1, 1, 0], 294, 263, 0.3624),
-    (0.02, [0, 3, 0, 2, 2, 1, 1, 2, 0], 506, 222, 0.3137),
-    (0.05, [0, 3, 0, 0, 2, 1, 1, 2, 0], 1346, 397, 0.2419),
-    (0.10, [0, 3, 0, 0, 2, 1, 1, 1, 0], 2553, 602, 0.2204),
+    (
+        float(r["suppression"]),
+        list(papers.levels(r["levels"])),
+        int(r["suppressed_rows"]),
+        int(r["classes"]),
+        float(r["loss"]),
+    )
+    for r in papers.rows("arx", "adult_k5_loss.csv")
 ]
 
 

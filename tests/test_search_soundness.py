@@ -20,90 +20,43 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonsql.algorithms.lattice.base import Solution
 from anonsql.algorithms.lattice.lattice import Lattice
 from anonsql.algorithms.lattice.searches import Exhaustive, Flash
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
 from anonsql.hierarchy.hierarchy import Hierarchy
-from anonsql.metrics.quality import QUALITY, quality_model
-from anonsql.metrics.unified import METRICS as UNIFIED_METRICS
+from anonsql.metrics.quality import quality_model
 from anonsql.models import (
     MODELS,
-    AverageRisk,
-    BasicBetaLikeness,
-    DeltaDisclosure,
-    DeltaPresence,
     DistinctLDiversity,
-    EnhancedBetaLikeness,
     EntropyLDiversity,
     EqualDistanceEMD,
-    EstimatedKMap,
-    GrassbergerEntropyLDiversity,
     HierarchicalEMD,
     KAnonymity,
-    L1Closeness,
-    OrderedDistanceEMD,
     PopulationUniqueness,
     PrivacyModel,
-    RecursiveCLDiversity,
-    SampleUniqueness,
 )
 from anonsql.models.base import ClassStats
 from anonsql.models.requirements import Requirements
 from tests.helpers.data import ADULT_QIS, shared_data
-from tests.strategies import anonymization_cases
+from tests.helpers.search import (
+    COUNTEREXAMPLES,
+    METRICS,
+    QI_H,
+    SENS_H,
+    SENSITIVE,
+    T_TABLE,
+    counted_rows,
+    counterexample,
+    counterexample_requirements,
+    documented_optimum,
+    histogram_s,
+    model_instances,
+    requirements,
+)
+from tests.helpers.strategies import anonymization_cases
 
-SENSITIVE = ["a", "b", "c", "10", "2"]  # the values tests.strategies draws for ``s``
-METRICS = [*QUALITY, *UNIFIED_METRICS]
 FLAGS = ("monotone_without_suppression", "monotone_with_suppression")
-
-
-def sensitive_hierarchy() -> Hierarchy:
-    return Hierarchy.from_rows(
-        "s",
-        [
-            ["a", "ab", "*"],
-            ["b", "ab", "*"],
-            ["c", "c", "*"],
-            ["10", "num", "*"],
-            ["2", "num", "*"],
-        ],
-    )
-
-
-SENS_H = sensitive_hierarchy()
-
-
-def model_instances() -> list[PrivacyModel]:
-    """Each model class with a few parameters, thresholds where classes pass and fail."""
-    return [
-        KAnonymity(2),
-        KAnonymity(4),
-        DistinctLDiversity(2),
-        DistinctLDiversity(3),
-        EntropyLDiversity(1.5),
-        EntropyLDiversity(2),
-        RecursiveCLDiversity(2, 1.5),
-        RecursiveCLDiversity(2, 3.0),
-        RecursiveCLDiversity(3, 2.0),
-        EqualDistanceEMD(0.2),
-        EqualDistanceEMD(0.4),
-        HierarchicalEMD(0.15, SENS_H),
-        HierarchicalEMD(0.3, SENS_H),
-        OrderedDistanceEMD(0.2),
-        OrderedDistanceEMD(0.35),
-        L1Closeness(0.4),
-        L1Closeness(0.8),
-        BasicBetaLikeness(0.5),
-        BasicBetaLikeness(1.5),
-        EnhancedBetaLikeness(0.4),
-        EnhancedBetaLikeness(2.0),
-        DeltaDisclosure(0.8),
-        DeltaDisclosure(1.5),
-        GrassbergerEntropyLDiversity(2),
-        GrassbergerEntropyLDiversity(2.8),
-    ]
 
 
 # -- each model states its monotonicity -------------------------------------------------------
@@ -163,70 +116,8 @@ def test_monotonicity_claims_hold_on_random_merges(case):
             assert (f <= f_max + 1e-12).all(), model.describe()
 
 
-# One QI whose hierarchy merges v0 and v1 on level 1: node [0] has classes A (v0), B (v1)
-# and D (v2), node [1] has A u B and D. Each case: a passing A and a failing B whose union
-# fails, and a limit of |B| suppressed records, so [0] is anonymous and [1] is not.
-QI_H = Hierarchy.from_rows("q", [["v0", "g1", "*"], ["v1", "g1", "*"], ["v2", "g2", "*"]])
-
-
-def _rows(spec: dict[str, dict[str, int]]) -> pd.DataFrame:
-    rows = [(q, s) for q, counts in spec.items() for s, n in counts.items() for _ in range(n)]
-    return pd.DataFrame(rows, columns=["q", "s"])
-
-
-# t-closeness: the table is half a, half b; A (5a 5b) is at distance 0, B (4a) far, D (6a 10b)
-# close, A u B (9a 5b) at equal-distance EMD 1/7 (L1 2/7, hierarchical EMD 1/14: a and b meet
-# on level 1 of 2)
-_T_TABLE = {"v0": {"a": 5, "b": 5}, "v1": {"a": 4}, "v2": {"a": 6, "b": 10}}
-COUNTEREXAMPLES = {
-    EntropyLDiversity: (EntropyLDiversity(2), {"v0": {"a": 1, "b": 1}, "v1": {"a": 2}}, 2),
-    RecursiveCLDiversity: (
-        RecursiveCLDiversity(2, 2.0),
-        {"v0": {"a": 1, "b": 1}, "v1": {"a": 3}},
-        3,
-    ),
-    EqualDistanceEMD: (EqualDistanceEMD(0.13), _T_TABLE, 4),
-    OrderedDistanceEMD: (OrderedDistanceEMD(0.13), _T_TABLE, 4),
-    L1Closeness: (L1Closeness(0.26), _T_TABLE, 4),
-    HierarchicalEMD: (HierarchicalEMD(0.065, SENS_H), _T_TABLE, 4),
-    # beta-likeness: B (4a) has D(a) = 1, A u B (9a 5b) 2/7, D (6a 10b) D(b) = 1/4
-    BasicBetaLikeness: (BasicBetaLikeness(0.27), _T_TABLE, 4),
-    EnhancedBetaLikeness: (EnhancedBetaLikeness(0.27), _T_TABLE, 4),
-    # delta-disclosure: |log2| of B (4a) 1, of A u B 0.49 (b), of D 0.42 (a)
-    DeltaDisclosure: (DeltaDisclosure(0.45), _T_TABLE, 4),
-    # Grassberger: {a x 8} has one value; {9 a, b} has H_G = 0.557 < ln 2
-    GrassbergerEntropyLDiversity: (
-        GrassbergerEntropyLDiversity(2),
-        {"v0": {"a": 1, "b": 1}, "v1": {"a": 8}},
-        8,
-    ),
-}
-
-
-COUNTEREXAMPLES[DeltaPresence] = (
-    # delta_max 0.5: v0 (1 of 10 in the population) passes, v1 (10 of 10) fails, g1 11 of 20
-    DeltaPresence(0.0, 0.5, "pop"),
-    {"v0": {"a": 1}, "v1": {"a": 10}},
-    10,
-)
-#: the population tables of the counterexamples for models that read one (rows per leaf)
-POPULATIONS = {DeltaPresence: {"v0": {"a": 10}, "v1": {"a": 10}}}
 #: counterexamples that need more leaves than QI_H has, in the model's own test file
 ELSEWHERE = {PopulationUniqueness: "tests/test_models_population.py"}
-
-
-def _counterexample(cls):
-    model, table, allowed = COUNTEREXAMPLES[cls]
-    df = _rows(table)
-    hist = Histogram.from_frame(df, ["q"], [QI_H], "s")
-    return model, hist, allowed / len(df)
-
-
-def _requirements(cls, model, limit) -> Requirements:
-    req = Requirements([model], limit, SENS_H)
-    if cls in POPULATIONS:
-        req.population = Histogram.from_frame(_rows(POPULATIONS[cls]), ["q"], [QI_H])
-    return req
 
 
 @pytest.mark.parametrize(
@@ -238,8 +129,8 @@ def test_models_not_monotone_with_suppression_have_a_counterexample(cls):
     if cls in ELSEWHERE:
         pytest.skip(f"{cls.__name__}'s counterexample is in {ELSEWHERE[cls]}")
     assert cls in COUNTEREXAMPLES, f"{cls.__name__} declares no monotonicity with suppression"
-    model, hist, limit = _counterexample(cls)
-    req = _requirements(cls, model, limit)
+    model, hist, limit = counterexample(cls)
+    req = counterexample_requirements(cls, model, limit)
     assert not req.monotone(hist.rows)
     node = req.assess(Partition.from_histogram(hist, (0,)), hist)
     generalization = req.assess(Partition.from_histogram(hist, (1,)), hist)
@@ -247,7 +138,7 @@ def test_models_not_monotone_with_suppression_have_a_counterexample(cls):
     assert not generalization.anonymous
     # without suppression the same models are monotone: [0] is not anonymous either
     assert (
-        not _requirements(cls, model, 0.0)
+        not counterexample_requirements(cls, model, 0.0)
         .assess(Partition.from_histogram(hist, (0,)), hist)
         .anonymous
     )
@@ -273,52 +164,6 @@ def test_monotonicity_of_requirements_depends_on_the_limit():
     assert Requirements([k, entropy], 1.0).monotone(1000)
 
 
-# -- random requirements ------------------------------------------------------------------------
-@st.composite
-def requirements(draw, positive_limit: bool | None = None) -> Requirements:
-    """k-anonymity or not, with up to two other models (any combination), and a limit."""
-    models: list[PrivacyModel] = []
-    if draw(st.booleans()):
-        models.append(KAnonymity(draw(st.integers(1, 4))))
-    pool = {
-        "distinct": lambda: DistinctLDiversity(draw(st.integers(2, 3))),
-        "entropy": lambda: EntropyLDiversity(draw(st.sampled_from([1.3, 1.8, 2.5]))),
-        "recursive": lambda: RecursiveCLDiversity(
-            draw(st.integers(2, 3)), draw(st.sampled_from([1.0, 2.0, 3.0]))
-        ),
-        "equal": lambda: EqualDistanceEMD(draw(st.sampled_from([0.1, 0.25, 0.4]))),
-        "hierarchical": lambda: HierarchicalEMD(draw(st.sampled_from([0.1, 0.2, 0.35])), SENS_H),
-        "ordered": lambda: OrderedDistanceEMD(draw(st.sampled_from([0.1, 0.2, 0.3]))),
-        "l1": lambda: L1Closeness(draw(st.sampled_from([0.2, 0.5, 0.8]))),
-        "basic-beta": lambda: BasicBetaLikeness(draw(st.sampled_from([0.3, 0.8, 2.0]))),
-        "enhanced-beta": lambda: EnhancedBetaLikeness(draw(st.sampled_from([0.3, 0.8, 2.0]))),
-        "delta": lambda: DeltaDisclosure(draw(st.sampled_from([0.6, 1.0, 1.6]))),
-        "grassberger": lambda: GrassbergerEntropyLDiversity(draw(st.sampled_from([1.5, 2.5]))),
-        # issue 13's models that need no population table (the others, with a drawn population,
-        # in tests/test_models_population.py)
-        "k-map-estimated": lambda: EstimatedKMap(
-            draw(st.integers(2, 5)),
-            "poisson",
-            0.05,
-            population_size=draw(st.sampled_from([80, 400])),
-        ),
-        "average-risk": lambda: AverageRisk(draw(st.sampled_from([0.2, 0.4, 0.7]))),
-        "sample-uniqueness": lambda: SampleUniqueness(draw(st.sampled_from([0.0, 0.1, 0.3]))),
-    }
-    names = draw(st.lists(st.sampled_from(sorted(pool)), max_size=2, unique=True))
-    models += [pool[n]() for n in names]
-    if not models:
-        models.append(KAnonymity(draw(st.integers(2, 4))))
-    if positive_limit is None:
-        positive_limit = draw(st.booleans())
-    limit = draw(st.sampled_from([0.05, 0.1, 0.2, 0.3, 0.5])) if positive_limit else 0.0
-    return Requirements(models, limit, SENS_H)
-
-
-def _hist(df, hs) -> Histogram:
-    return Histogram.from_frame(df, [h.name for h in hs], hs, "s")
-
-
 def _assessments(hist: Histogram, req: Requirements, lat: Lattice) -> list:
     return [
         req.assess(Partition.from_histogram(hist, tuple(int(x) for x in lat.levels[n])), hist)
@@ -332,7 +177,7 @@ def test_a_check_proves_only_what_holds(case, req):
     """Requirements.screen, on every node of random lattices: its verdict agrees with the full
     assessment, its bound of suppressed records holds in every specialization, and a clean
     anonymous node has only anonymous generalizations."""
-    hist = _hist(*case)
+    hist = histogram_s(*case)
     lat = Lattice(hist.heights)
     truth = _assessments(hist, req, lat)
     for node in range(lat.size):
@@ -348,16 +193,6 @@ def test_a_check_proves_only_what_holds(case, req):
             assert all(truth[n].anonymous for n in np.flatnonzero(lat.above(node)))
 
 
-def _documented_optimum(solutions: list[Solution]) -> Solution | None:
-    """The lowest score; ties (within the search's tolerance): lower total level, then
-    lexically lower levels (README, "Anonymize")."""
-    if not solutions:
-        return None
-    low = min(s.score for s in solutions)
-    tied = [s for s in solutions if s.score <= low + 1e-12 * max(1.0, abs(low))]
-    return min(tied, key=lambda s: (sum(s.levels), s.levels))
-
-
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     anonymization_cases(max_qis=3, max_rows=40),
@@ -366,10 +201,10 @@ def _documented_optimum(solutions: list[Solution]) -> Solution | None:
     st.booleans(),
 )
 def test_default_search_finds_the_exhaustive_optimum(case, req, metric, frontier):
-    hist = _hist(*case)
+    hist = histogram_s(*case)
     ex = Exhaustive().run(hist, req, quality_model(metric))
     fl = Flash(frontier=frontier).run(hist, req, quality_model(metric))
-    want = _documented_optimum(ex.solutions)
+    want = documented_optimum(ex.solutions)
     assert (ex.optimum is None) == (want is None)
     if want is None:
         assert fl.optimum is None
@@ -415,7 +250,7 @@ def seeded_case(seed: int) -> tuple[Histogram, Requirements, str]:
     picked = [pool[i] for i in rng.choice(len(pool), int(rng.integers(1, 4)), replace=False)]
     limit = 0.0 if rng.random() < 0.2 else float(rng.choice([0.05, 0.1, 0.2, 0.3]))
     req = Requirements(picked, limit, SENS_H)
-    return _hist(df, hs), req, METRICS[int(rng.integers(len(METRICS)))]
+    return histogram_s(df, hs), req, METRICS[int(rng.integers(len(METRICS)))]
 
 
 @pytest.mark.parametrize("block", range(4))
@@ -426,7 +261,7 @@ def test_default_search_finds_the_exhaustive_optimum_on_seeded_tables(block):
         hist, req, metric = seeded_case(seed)
         ex = Exhaustive().run(hist, req, quality_model(metric))
         fl = Flash(frontier=False).run(hist, req, quality_model(metric))
-        want = _documented_optimum(ex.solutions)
+        want = documented_optimum(ex.solutions)
         if want is None:
             assert fl.optimum is None, seed
             continue
@@ -437,7 +272,7 @@ def test_default_search_finds_the_exhaustive_optimum_on_seeded_tables(block):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anonymization_cases(max_qis=3, max_rows=40), requirements(), st.sampled_from(METRICS))
 def test_assume_monotone_returns_an_anonymous_node_and_says_what_it_assumed(case, req, metric):
-    hist = _hist(*case)
+    hist = histogram_s(*case)
     fl = Flash(frontier=False, assume_monotone=True).run(hist, req, quality_model(metric))
     ex = Exhaustive().run(hist, req, quality_model(metric))
     if req.monotone(hist.rows):
@@ -497,8 +332,8 @@ def test_anonymize_reports_the_assumption_in_its_guarantee(db):
     from anonsql.run import anonymize
     from anonsql.spec import Spec
 
-    limit = _counterexample(EqualDistanceEMD)[2]
-    db.backend.write_frame("t", _rows(_T_TABLE))
+    limit = counterexample(EqualDistanceEMD)[2]
+    db.backend.write_frame("t", counted_rows(T_TABLE))
     db.hierarchies.save(QI_H)
     spec = Spec(qis=["q"], sensitive="s", t=0.13, suppression=limit, metric="height", k=1)
     exact = anonymize(db, "t", spec)

@@ -1,8 +1,8 @@
 """Seed 004 by hand: values computed with pencil and paper from the paper's Definitions on its
 own small example (Table 1, Figures 1-2, Example 1), written as exact fractions.
 
-Unlike ``tests/brute.py`` (a second implementation carrying the same interpretation choices),
-every expected number here is derived in the comments from the paper's text alone.
+Unlike ``tests/helpers/brute.py`` (a second implementation carrying the same interpretation
+choices), every expected number here is derived in the comments from the paper's text alone.
 
 The paper's Race hierarchy (Figures 1-2) is unbalanced: Dog hangs directly under Mammal while
 Cat and Lion go through Felid. ``costs_matrix``/``costs_to_root`` take any tree, so Example 1
@@ -13,7 +13,6 @@ level 1 (``Dog -> Dog -> Mammal``), as ARX does; the padding is part of the stat
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction as F
 
 import numpy as np
@@ -22,28 +21,25 @@ import pytest
 from anonsql.algorithms.greedy.gaa import _QI, _Context, _ldiv, _tclo, _xlogx
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.metrics.unified import UnifiedMetric, costs_matrix, costs_to_root, w1, w2
+from tests.helpers import papers
 
 # --- Table 1a (the paper's T) and Table 1b (its 4-anonymous T_ano) --------------------------
-GENDER = ["F", "F", "F", "F", "M", "M", "M", "M"]
-RACE = ["Lion", "Dog", "Lion", "Dog", "Cat", "Cat", "Lion", "Lion"]
-DISEASE = [
-    "Cold",
-    "Bronchitis",
-    "Cold",
-    "Conjunctivitis",
-    "Broken paw",
-    "Broken paw",
-    "Angina",
-    "Bronchitis",
-]
-# T_ano: records 1, 3, 7, 8 -> (*, Lion); records 2, 4, 5, 6 -> (*, Mammal)  (section 2.1)
-ANO_RACE = ["Lion", "Mammal", "Lion", "Mammal", "Mammal", "Mammal", "Lion", "Lion"]
+# tests/fixtures/papers/gaa/table1.csv; T_ano: records 1, 3, 7, 8 -> (*, Lion); records 2, 4,
+# 5, 6 -> (*, Mammal)  (section 2.1)
+TABLE1 = papers.frame("gaa", "table1.csv")
+GENDER = TABLE1["gender"].tolist()
+RACE = TABLE1["race"].tolist()
+DISEASE = TABLE1["disease"].tolist()
+ANO_RACE = TABLE1["ano_race"].tolist()
 
-# --- Figure 2a as drawn: Cat, Lion -> Felid -> Mammal; Dog -> Mammal ------------------------
-NAMES = ["Cat", "Lion", "Dog", "Felid", "Mammal"]
-PARENTS = np.array([3, 3, 4, 4, -1])
+# --- Figure 2a as drawn: Cat, Lion -> Felid -> Mammal; Dog -> Mammal (figure2a.csv) ----------
 # Example 1: w(Cat, Felid) = 1, w(Lion, Felid) = 1, w(Dog, Mammal) = 4, w(Felid, Mammal) = 3
-WEIGHTS = np.array([1.0, 1.0, 4.0, 3.0, 0.0])
+FIGURE2A = papers.rows("gaa", "figure2a.csv")
+NAMES = [r["node"] for r in FIGURE2A]
+PARENTS = np.array([NAMES.index(r["parent"]) if r["parent"] else -1 for r in FIGURE2A])
+WEIGHTS = np.array([float(papers.fraction(r["weight"])) for r in FIGURE2A])
+#: the other values worked from the paper's definitions (worked_values.json)
+WORKED = papers.data("gaa", "worked_values.json")
 
 
 def _close(got: float, want: F) -> None:
@@ -54,16 +50,9 @@ def test_example1_costs_matrix() -> None:
     # Definition 5: M(v, v') = cost(v, LCA(v, v')); the paper prints the matrix in Example 1.
     # e.g. M(Cat, Dog) = cost(Cat, Mammal) = 1 + 3 = 4; M(Felid, Dog) = cost(Felid, Mammal) = 3;
     # M(Felid, Cat) = cost(Felid, Felid) = 0; the Mammal row is all 0.
-    paper = np.array(
-        [
-            [0, 1, 4, 1, 4],  # Cat
-            [1, 0, 4, 1, 4],  # Lion
-            [4, 4, 0, 4, 4],  # Dog
-            [0, 0, 3, 0, 3],  # Felid
-            [0, 0, 0, 0, 0],  # Mammal
-        ],
-        dtype=float,
-    )
+    matrix = papers.rows("gaa", "example1_costs.csv")  # rows and columns: NAMES
+    paper = np.array([[float(papers.fraction(r[n])) for n in NAMES] for r in matrix])
+    assert [r["node"] for r in matrix] == NAMES
     assert np.array_equal(costs_matrix(PARENTS, WEIGHTS), paper)
 
 
@@ -90,9 +79,10 @@ def test_table1b_alteration_figure2_metric() -> None:
     r = {n: i for i, n in enumerate(NAMES)}
     original = [np.array([g[x] for x in GENDER]), np.array([r[x] for x in RACE])]
     ano = [np.full(8, g["*"]), np.array([r[x] for x in ANO_RACE])]
-    _close(um.table_cost(original, ano), F(56))
-    _close(um.worst_cost(original), F(72))
-    _close(um.alteration(original, ano), F(700, 9))
+    want = WORKED["figure2_alteration"]
+    _close(um.table_cost(original, ano), F(want["table_cost"]))
+    _close(um.worst_cost(original), F(want["worst_cost"]))
+    _close(um.alteration(original, ano), F(want["alteration_percent"]))
 
 
 def _hierarchies() -> list[Hierarchy]:
@@ -109,8 +99,10 @@ def test_definition8_weightings() -> None:
     # w1(Q_j) = 1 - (h_j - 1)^m / sum_i (h_i - 1)^m: (2-1)^2 = 1, (3-1)^2 = 4, sum 5
     #   -> w1(Gender) = 4/5, w1(Race) = 1/5.
     # w2(Q_j) = h_max / h_j -> w2(Gender) = 3/2, w2(Race) = 1.
-    assert np.allclose(w1([2, 3]), [0.8, 0.2])
-    assert np.allclose(w2([2, 3]), [1.5, 1.0])
+    d8 = WORKED["definition8"]
+    assert [h.height for h in _hierarchies()] == d8["heights"]
+    assert np.allclose(w1(d8["heights"]), [float(F(x)) for x in d8["w1"]])
+    assert np.allclose(w2(d8["heights"]), [float(F(x)) for x in d8["w2"]])
 
 
 # Edge weights (section 3.2) on the padded Figure 1 hierarchies, per edge:
@@ -119,24 +111,18 @@ def test_definition8_weightings() -> None:
 # nl: nl(*) = 2; nl(Felid) = 2, nl(Dog on level 1) = 1, nl(Mammal) = 3; leaves have nl = 1.
 # Levels are counted from 0 at the leaves: the paper's edges satisfy lvl(x) = lvl(x') - 1 and
 # Distortion's 1/(h - lvl(x')) must stay finite at the root (lvl = h - 1).
+# NCP: (nl(x') - nl(x)) / nl(r): g = 1/2; a = 1/3, b = 1/3, c = 0, d = 2/3
+# Total: (lvl(x') - lvl(x)) / (h - 1): g = 1/1; every Race edge 1/2
+# LLM: (nl(x') - nl(x)) * w2: g = 1 * 3/2; a = b = 1, c = 0, d = 2
+# NLLM: NCP * w2: g = 1/2 * 3/2 = 3/4; Race as NCP (w2 = 1)
+# WLLM: (nl(x') - nl(x)) * w1: g = 4/5; a = b = 1/5, c = 0, d = 2/5
+# WNLLM: NCP * w1: g = 1/2 * 4/5 = 2/5; a = b = 1/3 * 1/5 = 1/15, c = 0, d = 2/15
+# Distortion: (1 / (h - lvl(x'))) / sum_{i=1}^{h-1} 1/(h - i) * w1.
+#   Gender h = 2: sum = 1; x' = * (lvl 1): 1/1 / 1 * 4/5 = 4/5.
+#   Race h = 3: sum = 1/2 + 1 = 3/2; x' on level 1: (1/2)/(3/2) * 1/5 = 1/15;
+#   x' = Mammal (lvl 2): 1/(3/2) * 1/5 = 2/15.
 EDGES = {
-    # NCP: (nl(x') - nl(x)) / nl(r): g = 1/2; a = 1/3, b = 1/3, c = 0, d = 2/3
-    "ncp": (F(1, 2), F(1, 3), F(1, 3), F(0), F(2, 3)),
-    # Total: (lvl(x') - lvl(x)) / (h - 1): g = 1/1; every Race edge 1/2
-    "total": (F(1), F(1, 2), F(1, 2), F(1, 2), F(1, 2)),
-    # LLM: (nl(x') - nl(x)) * w2: g = 1 * 3/2; a = b = 1, c = 0, d = 2
-    "llm": (F(3, 2), F(1), F(1), F(0), F(2)),
-    # NLLM: NCP * w2: g = 1/2 * 3/2 = 3/4; Race as NCP (w2 = 1)
-    "nllm": (F(3, 4), F(1, 3), F(1, 3), F(0), F(2, 3)),
-    # WLLM: (nl(x') - nl(x)) * w1: g = 4/5; a = b = 1/5, c = 0, d = 2/5
-    "wllm": (F(4, 5), F(1, 5), F(1, 5), F(0), F(2, 5)),
-    # WNLLM: NCP * w1: g = 1/2 * 4/5 = 2/5; a = b = 1/3 * 1/5 = 1/15, c = 0, d = 2/15
-    "wnllm": (F(2, 5), F(1, 15), F(1, 15), F(0), F(2, 15)),
-    # Distortion: (1 / (h - lvl(x'))) / sum_{i=1}^{h-1} 1/(h - i) * w1.
-    #   Gender h = 2: sum = 1; x' = * (lvl 1): 1/1 / 1 * 4/5 = 4/5.
-    #   Race h = 3: sum = 1/2 + 1 = 3/2; x' on level 1: (1/2)/(3/2) * 1/5 = 1/15;
-    #   x' = Mammal (lvl 2): 1/(3/2) * 1/5 = 2/15.
-    "distortion": (F(4, 5), F(1, 15), F(2, 15), F(1, 15), F(2, 15)),
+    r["metric"]: tuple(F(r[e]) for e in "gabcd") for r in papers.rows("gaa", "edge_weights.csv")
 }
 
 
@@ -159,22 +145,15 @@ def test_section32_edge_weights(metric: str) -> None:
 # W(Cat) = W(Lion) = a + b, W(Dog) = c + d, and
 #   mu_T(T_ano) = 8g (all genders to *) + 2(c + d) (records 2, 4) + 2(a + b) (records 5, 6)
 #   mu_T(T*)    = 8g + 6(a + b) (records 1, 3, 5, 6, 7, 8) + 2(c + d) (records 2, 4)
-ALTERATION = {
-    # (4 + 4/3 + 4/3) / (4 + 4 + 4/3) = (20/3) / (28/3) = 5/7
-    "ncp": F(500, 7),
-    # (8 + 2 + 2) / (8 + 6 + 2) = 12/16
-    "total": F(75),
-    # (12 + 4 + 4) / (12 + 12 + 4) = 20/28
-    "llm": F(500, 7),
-    # (6 + 4/3 + 4/3) / (6 + 4 + 4/3) = (26/3) / (34/3) = 13/17
-    "nllm": F(1300, 17),
-    # (32/5 + 4/5 + 4/5) / (32/5 + 12/5 + 4/5) = 40/48 = 5/6
-    "wllm": F(250, 3),
-    # (16/5 + 4/15 + 4/15) / (16/5 + 12/15 + 4/15) = (56/15) / (64/15) = 7/8
-    "wnllm": F(175, 2),
-    # a + b = c + d = 1/5: (32/5 + 2/5 + 2/5) / (32/5 + 6/5 + 2/5) = 36/40 = 9/10
-    "distortion": F(90),
-}
+# alteration.csv holds mu_T(T_ano) / mu_T(T*) in percent, per metric:
+# ncp: (4 + 4/3 + 4/3) / (4 + 4 + 4/3) = (20/3) / (28/3) = 5/7
+# total: (8 + 2 + 2) / (8 + 6 + 2) = 12/16
+# llm: (12 + 4 + 4) / (12 + 12 + 4) = 20/28
+# nllm: (6 + 4/3 + 4/3) / (6 + 4 + 4/3) = (26/3) / (34/3) = 13/17
+# wllm: (32/5 + 4/5 + 4/5) / (32/5 + 12/5 + 4/5) = 40/48 = 5/6
+# wnllm: (16/5 + 4/15 + 4/15) / (16/5 + 12/15 + 4/15) = (56/15) / (64/15) = 7/8
+# distortion: a + b = c + d = 1/5: (32/5 + 2/5 + 2/5) / (32/5 + 6/5 + 2/5) = 36/40 = 9/10
+ALTERATION = {r["metric"]: F(r["alteration_percent"]) for r in papers.rows("gaa", "alteration.csv")}
 
 
 @pytest.mark.parametrize("metric", sorted(ALTERATION))
@@ -223,15 +202,16 @@ def test_table1b_ldiv_and_tclo() -> None:
     #   A: |1/8-1/4| + |1/4-0| + |1/4-1/4| + |1/4-1/2| + |1/8-0| = 1/8+1/4+0+1/4+1/8 = 3/4
     #   B: |1/8-0| + |1/4-1/2| + |1/4-1/4| + |1/4-0| + |1/8-1/4| = 1/8+1/4+0+1/4+1/8 = 3/4
     # Table values: l_div(T_ano) = min = 2 sqrt 2; t_clo(T_ano) = max = 3/4.
-    counts = np.vstack([_counts([1, 3, 7, 8]), _counts([2, 4, 5, 6])])
+    want = WORKED["table1b_classes"]
+    counts = np.vstack([_counts(records) for records in want["records"]])
     sizes = np.array([4.0, 4.0])
     ldiv = _ldiv(counts, sizes)
     tclo = _tclo(counts, sizes, OVERALL)
-    assert ldiv == pytest.approx([2 * math.sqrt(2)] * 2, rel=1e-12)
-    _close(float(tclo[0]), F(3, 4))
-    _close(float(tclo[1]), F(3, 4))
-    assert ldiv.min() == pytest.approx(2 * math.sqrt(2), rel=1e-12)
-    _close(float(tclo.max()), F(3, 4))
+    assert ldiv == pytest.approx([papers.number(x) for x in want["l_div"]], rel=1e-12)
+    for got, w in zip(tclo, want["t_clo"], strict=True):
+        _close(float(got), F(w))
+    assert ldiv.min() == pytest.approx(min(map(papers.number, want["l_div"])), rel=1e-12)
+    _close(float(tclo.max()), max(map(F, want["t_clo"])))
 
 
 def test_table1a_ldiv_and_tclo() -> None:
@@ -245,12 +225,12 @@ def test_table1a_ldiv_and_tclo() -> None:
     #   (M, Lion) 7, 8: Angina, Bronchitis l_div = 2
     #       t_clo = |1/8-1/2| + 1/4 + |1/4-1/2| + 1/4 + 1/8 = 3/8+1/4+1/4+1/4+1/8 = 5/4
     # Table: l_div(T) = 1, t_clo(T) = 3/2.
-    counts = np.vstack([_counts([1, 3]), _counts([2, 4]), _counts([5, 6]), _counts([7, 8])])
+    want = WORKED["table1a_classes"]
+    counts = np.vstack([_counts(records) for records in want["records"]])
     sizes = np.full(4, 2.0)
-    assert _ldiv(counts, sizes) == pytest.approx([1, 2, 1, 2], rel=1e-12)
-    want = [F(3, 2), F(5, 4), F(3, 2), F(5, 4)]
-    for got, w in zip(_tclo(counts, sizes, OVERALL), want, strict=True):
-        _close(float(got), w)
+    assert _ldiv(counts, sizes) == pytest.approx([F(x) for x in want["l_div"]], rel=1e-12)
+    for got, w in zip(_tclo(counts, sizes, OVERALL), want["t_clo"], strict=True):
+        _close(float(got), F(w))
 
 
 def test_definition15_one_merging() -> None:
@@ -268,16 +248,18 @@ def test_definition15_one_merging() -> None:
     #                t_clo = |1/8-1/4| + 1/4 + 0 + |1/4-1/2| + 1/8 = 3/4
     # Definition 15: mu/l_div = 2/(2 sqrt 2) = 1/sqrt 2, 3/2, 1/sqrt 2;
     #                mu*t_clo = 3/2, 3, 3/2.
+    want = WORKED["definition15"]
     gender, race = _hierarchies()
-    um = UnifiedMetric("total", [gender, race])
+    um = UnifiedMetric(want["metric"], [gender, race])
     qg, qr = _QI(gender, um.to_root[0]), _QI(race, um.to_root[1])
     cls = [("F", "Lion"), ("F", "Dog"), ("M", "Cat"), ("M", "Lion")]
     gs = np.array([gender.leaf(c[0]) for c in cls])
     rs = np.array([race.leaf(c[1]) for c in cls])
     mu = qg.cost(gs[0], gs[1:]) + qr.cost(rs[0], rs[1:])
-    assert mu == pytest.approx([2, 3, 2], rel=1e-12)
+    assert mu == pytest.approx([F(x) for x in want["mu"]], rel=1e-12)
 
-    counts = np.vstack([_counts([1, 3]), _counts([2, 4]), _counts([5, 6]), _counts([7, 8])])
+    classes = [want["class"], *want["merged_with"]]
+    counts = np.vstack([_counts(records) for records in classes])
     ctx = _Context(
         s=0,
         cand=np.array([1, 2, 3]),
@@ -291,8 +273,11 @@ def test_definition15_one_merging() -> None:
     idx = np.array([1, 2, 3])
     ldiv = ctx.ldiv(idx)
     tclo = ctx.tclo(idx)
-    r2 = 2 * math.sqrt(2)
-    assert ldiv == pytest.approx([r2, 2, r2], rel=1e-12)
-    assert tclo == pytest.approx([0.75, 1.0, 0.75], rel=1e-12)
-    assert mu / ldiv == pytest.approx([1 / math.sqrt(2), 1.5, 1 / math.sqrt(2)], rel=1e-12)
-    assert mu * tclo == pytest.approx([1.5, 3.0, 1.5], rel=1e-12)
+
+    def numbers(key):
+        return [papers.number(x) for x in want[key]]
+
+    assert ldiv == pytest.approx(numbers("l_div"), rel=1e-12)
+    assert tclo == pytest.approx(numbers("t_clo"), rel=1e-12)
+    assert mu / ldiv == pytest.approx(numbers("mu_over_l_div"), rel=1e-12)
+    assert mu * tclo == pytest.approx(numbers("mu_times_t_clo"), rel=1e-12)

@@ -26,7 +26,7 @@ from anonsql.models import (
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.materialize import create_statement
 from anonsql.output.recoding import LevelRecoding, TableRecoding
-from tests.test_sql_surface import STATEMENTS
+from tests.helpers.statements import STATEMENTS
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 QIS = ["age", "sex", 'zip"; --']

@@ -20,30 +20,13 @@ from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests import brute
+from tests.helpers import brute
 from tests.helpers.data import ADULT_QIS, load_adult
 from tests.helpers.roles import CENSUS
 from tests.helpers.roles import others as others_of
 from tests.helpers.snapshot import snapshot
-from tests.strategies import anonymization_cases
-
-STATEMENTS = [
-    "ANONYMIZE TABLE census INTO census_k5 WITH (k = 5)",
-    "ANONYMIZE TABLE census INTO census_k5 WITH (k = 5, l = 2, qi = (age, sex, zip), "
-    "sensitive = income, suppression = 0.05, algorithm = 'flash')",
-    "ANONYMIZE TABLE census INTO c WITH (k = 3, qi = (age), hierarchy = (age = 'age'), "
-    "metric = 'nllm', materialize = 'table', drop_suppressed = TRUE, solutions = FALSE, "
-    "t = 0.4, t_variant = 'ordered-emd', c = -1.5)",
-    'ANONYMIZE TABLE "x""; DROP TABLE t; --" INTO "select" WITH (qi = ("a b", "from"), k = 2)',
-    "CREATE VIEW v AS SELECT * FROM census WITH ANONYMIZATION (ALGORITHM 'K-ANONYMITY')",
-    "CREATE OR REPLACE VIEW adult_k5 AS SELECT * FROM adult WITH ANONYMIZATION (ALGORITHM "
-    "'K-ANONYMITY' PARAMETERS '{\"k\": 5, \"suppression_limit\": 0.05}' COLUMN age PARAMETERS "
-    '\'{"is_quasi_identifier": true, "hierarchy": "adult_age"}\' COLUMN salary PARAMETERS '
-    "'{\"is_sensitive\": true}')",
-    "CREATE TABLE t2 AS SELECT a, b FROM t WITH ANONYMIZATION (ALGORITHM 'L-DIVERSITY' "
-    'PARAMETERS \'{"k": 2, "l": 2}\' COLUMN a PARAMETERS \'{"is_quasi_identifier": true}\' '
-    "COLUMN b PARAMETERS '{\"is_sensitive\": true}')",
-]
+from tests.helpers.statements import STATEMENTS
+from tests.helpers.strategies import anonymization_cases
 
 
 @pytest.mark.parametrize("statement", STATEMENTS)

@@ -11,7 +11,7 @@ from anonsql.errors import HierarchyError, InputError, MissingValuesError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.hierarchy.store import HierarchyStore
 from anonsql.hierarchy.validate import check_invariants
-from tests.strategies import hierarchy_rows
+from tests.helpers.strategies import hierarchy_rows
 
 ANIMALS = [["Cat", "Felid", "Mammal"], ["Lion", "Felid", "Mammal"], ["Dog", "Dog", "Mammal"]]
 

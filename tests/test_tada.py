@@ -14,21 +14,21 @@ from anonsql.algorithms.mondrian.driver import make_checker
 from anonsql.data.points import Points
 from anonsql.errors import InputError
 from anonsql.models import DistinctLDiversity, KAnonymity
-from tests import brute
-from tests.test_mondrian import (
-    GOLDEN,
+from tests.helpers import brute, papers
+from tests.helpers.partition import (
     GOLDEN_ROLES,
-    _db,
-    _out,
-    _run,
     check_release,
+    db_of,
+    golden,
+    output_of,
+    run_on,
     table_roles,
     tables,
 )
 
 
 def test_golden_tree_and_release():
-    """GOLDEN (age, state; income sensitive; job the label), k = l = 2.
+    """golden() (age, state; income sensitive; job the label), k = l = 2.
 
     Gains (bits): state splits into CA {G, G, G}, MN {N, N, N}, TX {G, N}: 1 - 2/8 = 0.75,
     split info H(3/8, 3/8, 2/8) = 1.561, ratio 0.480. The best allowable age threshold
@@ -41,7 +41,7 @@ def test_golden_tree_and_release():
     [45, 50]. State stays exact (plain Mondrian released {CA, MN} for t7 and t8)."""
     from anonsql.algorithms.mondrian.tree import compliant_tree
 
-    pts = Points.from_frame(GOLDEN, ["age", "state"], [None, None], "income", "job")
+    pts = Points.from_frame(golden(), ["age", "state"], [None, None], "income", "job")
     checker = make_checker(pts, [KAnonymity(2), DistinctLDiversity(2)])
     tree = compliant_tree(pts, checker)
     assert (
@@ -51,19 +51,15 @@ def test_golden_tree_and_release():
     )
     leaves = [sorted(pts.domains[0][c] for c in pts.codes[leaf.rows, 0]) for leaf in tree.leaves()]
     assert sorted(leaves) == [["25", "30", "55"], ["35", "40", "60"], ["45", "50"]]
-    db = _db(GOLDEN)
-    r = _run(db, algorithm="tada", label="job", qis=["age", "state"], sensitive="income", k=2, l=2)
-    out = _out(db)
-    assert sorted(zip(out["age"], out["state"], out["income"], strict=True)) == [
-        ("[25, 55]", "CA", 100),
-        ("[25, 55]", "CA", 200),
-        ("[25, 55]", "CA", 300),
-        ("[35, 60]", "MN", 100),
-        ("[35, 60]", "MN", 200),
-        ("[35, 60]", "MN", 300),
-        ("[45, 50]", "TX", 100),
-        ("[45, 50]", "TX", 200),
-    ]
+    db = db_of(golden())
+    r = run_on(
+        db, algorithm="tada", label="job", qis=["age", "state"], sensitive="income", k=2, l=2
+    )
+    out = output_of(db)
+    want = papers.frame("tada", "golden_release.csv")
+    assert sorted(zip(out["age"], out["state"], out["income"], strict=True)) == list(
+        want.itertuples(index=False, name=None)
+    )
     assert r.algorithm == "tada/classification" and r.measures["groups"] == 3
 
 
@@ -94,8 +90,8 @@ def test_tada_classification_matches_brute_force(case, k, l_value, controllers):
     pts = Points.from_frame(df, qis, [None] * len(qis), "s", "y")
     checker = make_checker(pts, [KAnonymity(k), DistinctLDiversity(l_value)])
     _leaf_compliance(df, pts, compliant_tree(pts, checker), k, l_value)
-    db = _db(df)
-    _run(
+    db = db_of(df)
+    run_on(
         db,
         algorithm="tada",
         label="y",
@@ -107,7 +103,7 @@ def test_tada_classification_matches_brute_force(case, k, l_value, controllers):
         seed=3,
         **table_roles(qis),
     )
-    out = _out(db)
+    out = output_of(db)
     if controllers == 1:
         check_release(df, out, qis, kinds, k, l_value)
     else:  # a controller's share may be too small for the models: its rows are suppressed
@@ -162,8 +158,8 @@ def test_tada_clustering_is_compliant(case, k, l_value):
         assert pts.counts[g].sum() >= k and len(set(pts.sens[g].tolist())) >= l_value
         for t in pts.tuple_ids[g]:
             assert owner.setdefault(int(t), i) == i
-    db = _db(df)
-    _run(
+    db = db_of(df)
+    run_on(
         db,
         algorithm="tada",
         cluster=True,
@@ -173,7 +169,7 @@ def test_tada_clustering_is_compliant(case, k, l_value):
         l=l_value,
         **table_roles(qis),
     )
-    check_release(df, _out(db), qis, kinds, k, l_value)
+    check_release(df, output_of(db), qis, kinds, k, l_value)
     db.close()
 
 
@@ -189,12 +185,12 @@ def test_controllers_union_satisfies_the_models():
             "y": rng.choice(["p", "q"], n),
         }
     )
-    db = _db(df)
+    db = db_of(df)
     qis = ["age", "zip"]
     roles = {"keep": ["rid", "y"], "allow_identifying": ["rid"]}  # rid: the test's row key
     for extra in ({"algorithm": "mondrian"}, {"algorithm": "tada", "label": "y"}):
-        r = _run(db, qis=qis, sensitive="s", k=5, l=2, controllers=3, seed=2, **roles, **extra)
-        check_release(df, _out(db), qis, ["numeric", "categorical"], 5, 2)
+        r = run_on(db, qis=qis, sensitive="s", k=5, l=2, controllers=3, seed=2, **roles, **extra)
+        check_release(df, output_of(db), qis, ["numeric", "categorical"], 5, 2)
         assert r.algorithm.endswith("/3") and r.measures["failing_rows"] == 0
 
 
@@ -208,9 +204,9 @@ def test_controllers_union_satisfies_the_models():
     ],
 )
 def test_tada_bad_input(extra, message):
-    db = _db(GOLDEN)
+    db = db_of(golden())
     with pytest.raises(InputError, match=message):
-        _run(
+        run_on(
             db,
             algorithm="tada",
             qis=["age", "state"],

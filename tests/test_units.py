@@ -18,7 +18,7 @@ from anonsql.errors import InputError
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests.strategies import anonymization_cases
+from tests.helpers.strategies import anonymization_cases
 
 MODELS = {
     "k": {},

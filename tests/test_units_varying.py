@@ -23,7 +23,7 @@ from anonsql.models import DistinctLDiversity, EntropyLDiversity, KAnonymity
 from anonsql.models.t_closeness import EqualDistanceEMD
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests.strategies import anonymization_cases
+from tests.helpers.strategies import anonymization_cases
 
 #: the model options of a run, and the same models for evaluate_levels
 MODELS = {
