@@ -5,6 +5,7 @@ conftest), so a file can be moved, split or run alone; what several files share 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -82,3 +83,20 @@ def test_the_check_sees_imports_of_test_modules():
     )
     found = imported_test_modules(TESTS / "helpers" / "__init__.py", source)
     assert [line for line, _ in found] == [1, 2, 3, 4, 6]
+
+
+def test_every_paper_fixture_is_described():
+    """Each data file of ``tests/fixtures/papers/`` is named in its README (which paper, table
+    or figure it is from), and each file the README names exists."""
+    folder = TESTS / "fixtures" / "papers"
+    readme = (folder / "README.md").read_text()
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "README.md")
+    assert files
+    missing = [
+        str(p.relative_to(folder))
+        for p in files
+        if f"`{p.relative_to(folder)}`" not in readme and f"`{p.name}`" not in readme
+    ]
+    assert not missing, f"not described in tests/fixtures/papers/README.md: {missing}"
+    named = set(re.findall(r"`([\w./-]+\.(?:csv|json))`", readme))
+    assert all(list(folder.rglob(name.rsplit("/", 1)[-1])) for name in named), named

@@ -174,7 +174,7 @@ def requirements(draw, positive_limit: bool | None = None) -> Requirements:
         "delta": lambda: DeltaDisclosure(draw(st.sampled_from([0.6, 1.0, 1.6]))),
         "grassberger": lambda: GrassbergerEntropyLDiversity(draw(st.sampled_from([1.5, 2.5]))),
         # issue 13's models that need no population table (the others, with a drawn population,
-        # in tests/test_models_population.py)
+        # in tests/models/test_models_population.py)
         "k-map-estimated": lambda: EstimatedKMap(
             draw(st.integers(2, 5)),
             "poisson",

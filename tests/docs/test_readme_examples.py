@@ -2,7 +2,7 @@
 a fresh folder, after `anonsql demo`, with ../shared beside that folder. The rules (markers
 for blocks that are not run, files written from ```toml blocks, blocks that need the shared
 data) are those of :mod:`tests.helpers.examples`, which the documentation site's pages share
-(tests/test_docs.py). The README is read when the test runs, so sections added later are
+(tests/docs/test_docs.py). The README is read when the test runs, so sections added later are
 covered too.
 """
 

@@ -34,7 +34,7 @@ def test_evaluate_scores_every_representation(tmp_path):
         assert 0.0 <= s.mean_auc <= 1.0 and len(s.aucs) == 2
     with pytest.raises(InputError, match="quasi-identifier"):
         evaluate_run(db, r.run_id, "age")
-    # a target with more values: accuracy and macro AUC (tests/test_evaluate_protocol.py)
+    # a target with more values: accuracy and macro AUC (tests/evaluation/test_evaluate_protocol.py)
     many = evaluate_run(db, r.run_id, "occupation", seeds=1, kinds=["oneclass"])
     assert 0.0 <= many[0].mean_accuracy <= 1.0
     db.close()

@@ -224,14 +224,14 @@ NOT_MONOTONE_WITHOUT_SUPPRESSION = {
 }
 
 
-# population uniqueness (tests/test_models_population.py): merging the two classes of 5 raises
-# Zayatz's estimate from 0.0121 to 0.0195 of N = 100
+# population uniqueness (tests/models/test_models_population.py): merging the two classes of 5
+# raises Zayatz's estimate from 0.0121 to 0.0195 of N = 100
 NOT_MONOTONE_WITHOUT_SUPPRESSION[PopulationUniqueness] = (
     PopulationUniqueness(0.015, "zayatz", population_size=100),
     {"v0": {"a": 5}, "v1": {"a": 5}, "v2": {"a": 1}},
 )
 #: models whose counterexample needs a population table, in their own test file
-WITH_POPULATION = {DeltaPresence: "tests/test_models_population.py"}
+WITH_POPULATION = {DeltaPresence: "tests/models/test_models_population.py"}
 
 
 def test_every_model_not_monotone_without_suppression_has_a_counterexample():
@@ -647,7 +647,7 @@ def test_check_command_reports_the_new_models(census_file):
 
 # -- other engines ---------------------------------------------------------------------------------
 # PostgreSQL only: on local Spark this one run takes about 50 s (each view read is a Spark job
-# per CTE), a tenth of the suite's budget; tests/test_backends.py runs the guard on Spark
+# per CTE), a tenth of the suite's budget; tests/engines/test_backends.py runs the guard on Spark
 @pytest.mark.parametrize("engine", ["postgres"], indirect=True)
 def test_engines_release_duckdbs_rows(engine):
     """The new models' templates run on PostgreSQL and Spark: same levels, same rows."""

@@ -88,7 +88,7 @@ def test_k_is_the_smallest_whose_bound_holds_plus_one_as_arx():
         if k_min > 1:
             assert _d_by_hand(k_min - 1, eps, beta) >= delta
     # the release uses ARX's k = k_min + 1 (its loop's extra increment; reproduced exactly
-    # on ARX's Adult cases in tests/test_dp_arx.py)
+    # on ARX's Adult cases in tests/algorithms/dp/test_dp_arx.py)
     p = safepub_parameters(2.0, 1e-5, 0.0)
     assert p.k == p.k_min + 1
     assert p.delta_k < 1e-5

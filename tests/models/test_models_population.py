@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -60,10 +59,11 @@ from anonsql.models.requirements import Requirements
 from anonsql.options import run_options
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.recoding import LevelRecoding
+from tests.helpers.data import SHARED_DATA
 from tests.helpers.search import documented_optimum
 from tests.helpers.strategies import anonymization_cases
 
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
+ADULT = SHARED_DATA / "adult"
 
 
 # -- the estimators ----------------------------------------------------------------------------
@@ -765,7 +765,7 @@ def test_report_shows_the_estimators(adult_db, tmp_path):
 
 # -- other engines ---------------------------------------------------------------------------------
 # PostgreSQL only: on local Spark this one run takes about 50 s (each view read is a Spark job
-# per CTE), a tenth of the suite's budget; tests/test_backends.py runs the guard on Spark
+# per CTE), a tenth of the suite's budget; tests/engines/test_backends.py runs the guard on Spark
 @pytest.mark.parametrize("engine", ["postgres"], indirect=True)
 def test_engines_release_duckdbs_rows(engine):
     """The population join, the estimated k-map's CASE and the risk thresholds' window functions

@@ -138,7 +138,7 @@ def test_both_rules_against_brute_force(df, k, l_value, n_groups):
 
     qis = [c for c in df.columns if c.startswith("q")]
     if k > len(df) or l_value > df["s"].nunique():
-        return  # refused up front (tests/test_mondrian.py)
+        return  # refused up front (tests/algorithms/mondrian/test_mondrian.py)
     parts, ncp = {}, {}
     for stop in ("next-widest", "widest"):
         db = _db(df)

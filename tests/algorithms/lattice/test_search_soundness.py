@@ -117,7 +117,7 @@ def test_monotonicity_claims_hold_on_random_merges(case):
 
 
 #: counterexamples that need more leaves than QI_H has, in the model's own test file
-ELSEWHERE = {PopulationUniqueness: "tests/test_models_population.py"}
+ELSEWHERE = {PopulationUniqueness: "tests/models/test_models_population.py"}
 
 
 @pytest.mark.parametrize(

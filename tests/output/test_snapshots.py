@@ -1,6 +1,6 @@
-"""Snapshots of the SQL anonsql generates, one file per case in tests/snapshots/ (as ibis
+"""Snapshots of the SQL anonsql generates, one file per case in tests/output/snapshots/ (as ibis
 snapshots its compiled SQL). A change to generated SQL shows up as a diff of these files;
-regenerate them with ``ANONSQL_UPDATE_SNAPSHOTS=1 pytest tests/test_snapshots.py``."""
+regenerate them with ``ANONSQL_UPDATE_SNAPSHOTS=1 pytest tests/output/test_snapshots.py``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Seed 004 by hand: values computed with pencil and paper from the paper's Definitions on its
-own small example (Table 1, Figures 1-2, Example 1), written as exact fractions.
+own small example (Table 1, Figures 1-2, Example 1), kept as exact fractions in
+``tests/fixtures/papers/gaa/`` (the derivations are the comments here).
 
 Unlike ``tests/helpers/brute.py`` (a second implementation carrying the same interpretation
 choices), every expected number here is derived in the comments from the paper's text alone.

@@ -1,7 +1,7 @@
 """A histogram kept in the engine (``memory_budget`` too small for it): the search computes
 a node's classes by a GROUP BY in the engine (or rolls up a cached finer partition) and must
 give the same optimum, classes, suppressed rows and output rows as the in-memory search, on
-DuckDB and PostgreSQL here, and on Spark in tests/test_spark_connect.py (through the Spark
+DuckDB and PostgreSQL here, and on Spark in tests/engines/test_spark_connect.py (through the Spark
 Connect server that module starts: Spark pays seconds per statement, so one run there)."""
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ def test_parse_size():
 
 
 def _role_flags(qis=QIS) -> list[str]:
-    """tests.test_backends.roles() as CLI options."""
+    """tests.engines.test_backends.roles() as CLI options."""
     r = roles(qis)
     return ["--keep", ",".join(r["keep"]), "--allow-identifying", ",".join(r["allow_identifying"])]
 
