@@ -1,6 +1,6 @@
 """Benchmark of the best-effort search for lattices too large to enumerate (issue 13, section 3).
 
-Part 1, synthetic (``tests.test_heuristic.wide_table``): N rows (default 2,000) over 12 QIs of
+Part 1, synthetic (``tests.helpers.search.wide_table``): N rows (default 2,000) over 12 QIs of
 4 levels each, a lattice of 16,777,216 nodes that the optimal search refuses; k = 5, 5%
 suppression, Loss. The heuristic at several step limits (time, checks, score, what stopped
 it) on all 12 QIs and on the first 6 and 8 QIs, where the exhaustive scan (every node)
@@ -50,12 +50,12 @@ def synthetic(rows: int, steps: list[int]) -> None:
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
-    from tests.test_heuristic import wide_table
+    from tests.helpers.search import wide_table
 
     df, hs = wide_table(12, rows, seed=3)
     req = Requirements([KAnonymity(5)], 0.05)
     print(
-        f"Part 1: synthetic, {rows:,} rows, 12 QIs of 4 levels (tests.test_heuristic.wide_table, "
+        f"Part 1: synthetic, {rows:,} rows, 12 QIs of 4 levels (tests.helpers.search.wide_table, "
         f"seed 3); k = 5, 5% suppression, Loss"
     )
     header = (

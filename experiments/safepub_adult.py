@@ -16,7 +16,7 @@ threshold costs without sampling and with a non-private search.
 The SafePub paper (Bild et al. 2018, section 7) plots its quality models on Adult against
 epsilon; its figures' values could not be read for this study (the paper was not available
 here), so the comparison is to ARX's own expected values instead, which
-``tests/test_dp_arx.py`` reproduces exactly for ARX's fixed-generalization cases.
+``tests/algorithms/dp/test_dp_arx.py`` reproduces exactly for ARX's fixed-generalization cases.
 
     python experiments/safepub_adult.py [--runs 20] [--steps 100]
 

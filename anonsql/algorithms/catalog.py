@@ -1,8 +1,8 @@
 """What each algorithm is, for ``anonsql algorithms`` and the errors that point there: its
 method and paper, its recoding, its guarantee, the privacy models and options it takes,
-whether it needs hierarchies, the engines it runs on. ``tests/test_algorithms_catalog.py``
-keeps this table and the algorithms ``algorithm`` takes (:func:`anonsql.algorithms.selectable`)
-the same set."""
+whether it needs hierarchies, the engines it runs on.
+``tests/algorithms/test_algorithms_catalog.py`` keeps this table and the algorithms
+``algorithm`` takes (:func:`anonsql.algorithms.selectable`) the same set."""
 
 from __future__ import annotations
 

@@ -22,8 +22,9 @@ gives such a class delta 0). anonsql applies it whatever other models are combin
 does not when a model with a minimal class size (k-anonymity, l-diversity, estimated k-map) is
 combined with d-presence: its minimal-class-size test runs first, fails the empty class (0 <
 k) and so never reaches the d-presence test, and suppressing 0 records costs nothing
-(``tests/test_arx_cases.py`` shows the consequence on Adult and checks that this rule gives
-ARX's optima). With delta_min = 0 a population-only class passes and nothing changes.
+(``tests/algorithms/lattice/test_arx_cases.py`` shows the consequence on Adult and checks
+that this rule gives ARX's optima). With delta_min = 0 a population-only class passes and
+nothing changes.
 
 Suppression: a released class (one holding subset rows) that fails is suppressed like any
 other, and suppressed records are not tested (ARX: only classes with ``count > 0`` are
@@ -31,7 +32,7 @@ suppressed). A read of a guarded view that finds a population-only class failing
 every row (:mod:`anonsql.output.guard`); the search's assessment counts such a node as
 suppressing every row and never anonymous (:class:`~anonsql.models.requirements.Requirements`).
 
-Monotonicity (stated for the models' tests in ``tests/test_models_population.py``).
+Monotonicity (stated for the models' tests in ``tests/models/test_models_population.py``).
 
 * Without suppression: monotone, for every delta_min. A class of a generalization is the union
   of classes of the node, each holding subset records (on an anonymous node no population

@@ -37,14 +37,14 @@ Monotonicity. A generalization's classes are unions of the node's classes.
   node's kept classes pass the per-class models, are no more numerous, hold at least as many
   records and no more sample uniques (a unique class of the generalization is an unmerged unique
   class of the node): they meet the threshold, so smallest-first suppresses at most what the
-  node suppressed (also checked on random merges in ``tests/test_models_population.py``).
+  node suppressed (also checked on random merges in ``tests/models/test_models_population.py``).
 * Population uniqueness is monotone neither without nor with suppression (ARX: not with
   suppression; with generalization for Zayatz only): merging two large classes lowers the
   denominator of Zayatz's conditional uniqueness (``H(1; N, i + j, n) < H(1; N, i, n) +
   H(1; N, j, n)``), so the estimate *grows*: classes of 5, 5, 1, 1, 1 in N = 100 have a Zayatz
   share of 0.041 after one unique is suppressed, their generalization 10, 1, 1, 1 of 0.063, so
   at a threshold of 0.05 the node is anonymous suppressing 1 record and the generalization needs
-  2 (``tests/test_models_population.py``).
+  2 (``tests/models/test_models_population.py``).
 
 What a guarded view enforces (:mod:`anonsql.output.guard`): average risk and sample uniqueness
 exactly as here, on the classes as they are at the read, with window functions. Population

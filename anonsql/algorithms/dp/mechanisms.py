@@ -7,7 +7,7 @@ sampling artefacts). A ``seed`` is for tests and reproductions only: it makes th
 key and the mechanism's draws a function of the seed, and the release says so in its
 provenance and report. OpenDP cannot be seeded (by design), so a seeded release draws the
 same mechanism with NumPy's PCG64 generator instead (:func:`gumbel_max`, tested for its
-choice frequencies in ``tests/test_dp.py``).
+choice frequencies in ``tests/algorithms/dp/test_dp.py``).
 
 The exponential mechanism (McSherry and Talwar 2007; SafePub section 4, Eq. (7)) picks
 candidate r with probability proportional to exp(epsilon * u(r) / (2 * Delta_u)). Scores

@@ -190,7 +190,7 @@ def safepub_parameters(epsilon: float, delta: float, search_share: float) -> Saf
     # ARX's ParameterCalculation.calculateK returns one more than the smallest k whose bound
     # holds (its loop increments k after computing the bound that ends it). anonsql uses the
     # same k: classes of k_min records are suppressed too, which only adds privacy, and ARX's
-    # own test cases are reproduced exactly (tests/test_dp_arx.py)
+    # own test cases are reproduced exactly (tests/algorithms/dp/test_dp_arx.py)
     return SafePubParameters(
         float(epsilon),
         float(delta),

@@ -143,7 +143,7 @@ def arx_loss(a: Aggregates, ctx: ScoreContext) -> tuple[float, list[float]]:
     sample: per QI (sum of shares of released records + suppressed records - n / L) /
     (n - n / L), floored to 10 decimals, then the geometric mean of (v + 1) minus 1. The
     figure ARX reports for a release with differential privacy (checked against ARX's test
-    cases in ``tests/test_dp_arx.py``)."""
+    cases in ``tests/algorithms/dp/test_dp_arx.py``)."""
     import math
 
     n = a.released_rows + a.suppressed_rows

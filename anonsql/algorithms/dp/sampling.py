@@ -8,7 +8,7 @@ draws with probability exactly threshold / 2^52 (the beta the parameters are com
 The engines offer no cryptographic sampler of their own (their ``random()`` and TABLESAMPLE
 are seeded non-cryptographic generators, some with 32-bit seeds), and OpenDP samples in
 this process, not in the engine; the keyed hash is written here for that reason and tested
-for its rate in ``tests/test_dp.py``.
+for its rate in ``tests/algorithms/dp/test_dp.py``.
 
 The sample is written once, as a table ``anonsql_dp_sample_<run id>`` of the source's rows
 (with their number ``__anonsql_row``) that the release's output reads: a DP output is a table,

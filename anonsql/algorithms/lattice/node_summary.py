@@ -29,7 +29,7 @@ same per-class code as an in-memory node (:meth:`PrivacyModel.check`,
   batches, when it is asked for.
 
 The verdict, suppressed records, released classes and score are those of the in-memory
-assessment (up to floating-point summation order; ``tests/test_engine_histogram.py``).
+assessment (up to floating-point summation order; ``tests/data/test_engine_histogram.py``).
 """
 
 from __future__ import annotations
