@@ -134,9 +134,9 @@ def _mapping_joins(
 
 
 def level_map(dialect: str, key: str, level: int) -> exp.Expression:
-    """``value, generalized, node`` of hierarchy version ``key`` on ``level``: the template
-    ``hierarchy/level_map`` filled (a tree of the caller's own)."""
-    return template("hierarchy/level_map", dialect, name=key, level=level)
+    """``value, generalized, node`` of hierarchy version ``key`` on ``level``, read from its
+    stored map (``sql/hierarchy/level_lookup.sql``; a tree of the caller's own)."""
+    return template("hierarchy/level_lookup", dialect, name=key, level=level)
 
 
 def _rename_model_relations(

@@ -16,44 +16,32 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
   FROM "people" AS s
   LEFT JOIN (
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 2
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'age@1' AND leaf.level = 0
+      m.hierarchy = 'age@1' AND m.level = 2
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(s."age" AS VARCHAR)
   LEFT JOIN (
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 0
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'sex@2' AND leaf.level = 0
+      m.hierarchy = 'sex@2' AND m.level = 0
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(s."sex" AS VARCHAR)
   LEFT JOIN (
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 3
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'zip@3' AND leaf.level = 0
+      m.hierarchy = 'zip@3' AND m.level = 3
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(s."zip""; --" AS VARCHAR)
 ), "__anonsql_g" AS MATERIALIZED (
@@ -119,44 +107,32 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
   FROM "census" AS pr
   LEFT JOIN (
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 2
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'age@1' AND leaf.level = 0
+      m.hierarchy = 'age@1' AND m.level = 2
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(pr."age" AS VARCHAR)
   LEFT JOIN (
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 0
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'sex@2' AND leaf.level = 0
+      m.hierarchy = 'sex@2' AND m.level = 0
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(pr."sex" AS VARCHAR)
   LEFT JOIN (
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 3
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'zip@3' AND leaf.level = 0
+      m.hierarchy = 'zip@3' AND m.level = 3
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(pr."zip""; --" AS VARCHAR)
   GROUP BY
