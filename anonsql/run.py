@@ -33,15 +33,16 @@ def validate_columns(db: Database, source: str, spec: Spec) -> list[str]:
     dupes = sorted({q for q in spec.qis if spec.qis.count(q) > 1})
     if dupes:
         raise InputError(f"quasi-identifier(s) named twice: {', '.join(map(repr, dupes))}")
-    db.backend.require_columns(source, list(spec.qis))
+    # the columns read above answer every check below: one catalog read for all of them
+    db.backend.check_columns(source, list(spec.qis), cols)
     if spec.sensitive is not None:
         spec.sensitive = normalize_sensitive(spec.sensitive)
-        db.backend.require_columns(source, sensitive_columns(spec))
+        db.backend.check_columns(source, sensitive_columns(spec), cols)
         overlap = sorted(set(sensitive_columns(spec)) & set(spec.qis))
         if overlap and isinstance(spec.sensitive, list):
             raise InputError(f"{overlap[0]!r} cannot be both a quasi-identifier and sensitive")
     if spec.identifiers:
-        db.backend.require_columns(source, list(spec.identifiers))
+        db.backend.check_columns(source, list(spec.identifiers), cols)
     declared_roles(spec)  # a column named for two roles
     lim = spec.suppression
     if isinstance(lim, bool) or not isinstance(lim, int | float) or not 0 <= lim <= 1:
@@ -54,7 +55,7 @@ def validate_columns(db: Database, source: str, spec: Spec) -> list[str]:
     if unknown:
         raise InputError(f"--hierarchy names a column that is not a QI: {', '.join(unknown)}")
     if spec.columns is not None:
-        db.backend.require_columns(source, list(spec.columns))
+        db.backend.check_columns(source, list(spec.columns), cols)
         dupes = sorted({c for c in spec.columns if spec.columns.count(c) > 1})
         if dupes:
             raise InputError(f"output column(s) named twice: {', '.join(map(repr, dupes))}")

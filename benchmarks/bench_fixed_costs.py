@@ -1,7 +1,9 @@
 """Fixed costs of a run (issue 30, target 1): what a small run pays besides its search.
 
-Adult (../shared/data/adult, 30,162 rows, 9 QIs, ARX's hierarchies), k = 5, Loss, at 0%, 1%
-and 5% suppression, in one process and one run:
+Adult (../shared/data/adult, 30,162 rows, ARX's hierarchies), Loss, in one process and one
+run: the 9 QIs with k = 5 at 0%, 1%, 5%, 10% and 100% suppression, and the 8 QIs but
+occupation with k = 5 and distinct 2-diversity or 0.2-closeness (hierarchical EMD) of
+occupation at 4% (the cases of ../shared/tools/arx-bench/run_all.sh); ``--cases`` picks some:
 
 * CPU time of a run (``time.process_time``: every thread of the process, DuckDB's included),
   the median of ``--reps`` interleaved runs after a warm-up of each: with the caches of
@@ -25,10 +27,11 @@ tree exported by ``git archive`` to a temporary folder) join the loop, in a work
 that holds its own copy of the database: the figures before the change, beside the ones with
 the caches off.
 
-The machine's load average (``os.getloadavg``) is printed before and after.
+The machine's load average (``os.getloadavg``) is printed before and after, and its
+1-minute figure beside every case.
 
     python benchmarks/bench_fixed_costs.py [--reps 9] [--cli-reps 5] [--arx auto|off|FILE]
-                                           [--before REV]
+                                           [--before REV] [--cases "0%,1%,l-div 4%"]
 """
 
 from __future__ import annotations
@@ -63,7 +66,42 @@ ADULT_QIS = [
     "occupation",
     "salary-class",
 ]
-CASES = {"0%": 0.0, "1%": 0.01, "5%": 0.05}
+ADULT_Q8 = [q for q in ADULT_QIS if q != "occupation"]
+#: name -> (Spec options, ArxBench options): the arx-bench cases (sidebyside.py)
+CASES: dict[str, tuple[dict, str]] = {
+    **{
+        f"{p}%": ({"qis": ADULT_QIS, "k": 5, "suppression": p / 100}, f"--k 5 --supp {p / 100}")
+        for p in (0, 1, 5, 10, 100)
+    },
+    "l-div 4%": (
+        {
+            "qis": ADULT_Q8,
+            "sensitive": "occupation",
+            "k": 5,
+            "l": 2,
+            "l_variant": "distinct-l",
+            "suppression": 0.04,
+        },
+        "--k 5 --supp 0.04 --sa occupation --ldistinct 2",
+    ),
+    "t-close 4%": (
+        {
+            "qis": ADULT_Q8,
+            "sensitive": "occupation",
+            "sensitive_hierarchy": "occupation",
+            "k": 5,
+            "t": 0.2,
+            "t_variant": "hierarchical-emd",
+            "suppression": 0.04,
+        },
+        "--k 5 --supp 0.04 --sa occupation --thier 0.2",
+    ),
+}
+DEFAULT_CASES = "0%,1%,5%,10%,100%,l-div 4%,t-close 4%"
+CASE_TITLES = {
+    "l-div 4%": "8 QIs, distinct 2-diversity (occupation), 4%",
+    "t-close 4%": "8 QIs, 0.2-closeness (hierarchical EMD, occupation), 4%",
+}
 ARX_CLASSPATH = Path(tempfile.gettempdir()) / "arx-perf" / "arxrun" / "classpath.txt"
 _SELECT = re.compile(r"\s*(/\*.*?\*/\s*|--[^\n]*\n\s*)*(SELECT|WITH)\b", re.S | re.I)
 _CATALOG = re.compile(r"\banonsql_hierarchy\b", re.I)
@@ -107,10 +145,15 @@ def load_adult(path: Path) -> None:
     db.close()
 
 
-def spec(suppression: float):
+def spec(case: str | float):
+    """The Spec of a case (a suppression share: the 9 QIs with k = 5)."""
     from anonsql.spec import Spec
 
-    return Spec(qis=ADULT_QIS, k=5, suppression=suppression, metric="loss", output="adult_anon")
+    if not isinstance(case, str):
+        options = {"qis": ADULT_QIS, "k": 5, "suppression": float(case)}
+    else:
+        options = CASES[case][0]
+    return Spec(**options, metric="loss", output="adult_anon")
 
 
 class Arx:
@@ -122,8 +165,8 @@ class Arx:
         if self.p.stdout.readline().strip() != "READY":
             raise RuntimeError("ArxBench did not start")
 
-    def run(self, suppression: float) -> dict:
-        self.p.stdin.write(f"--k 5 --supp {suppression} --data {ADULT_DIR / 'adult.csv'}\n")
+    def run(self, case: str) -> dict:
+        self.p.stdin.write(f"{CASES[case][1]} --data {ADULT_DIR / 'adult.csv'}\n")
         self.p.stdin.flush()
         line = self.p.stdout.readline().strip()
         if not line.startswith("RESULT"):
@@ -144,7 +187,7 @@ def arx_classpath(option: str) -> str | None:
     return path.read_text().strip() if path.is_file() else None
 
 
-def run_once(db, con: CountingConnection, suppression: float, cached: bool = True) -> dict:
+def run_once(db, con: CountingConnection, case: str | float, cached: bool = True) -> dict:
     from anonsql.run import anonymize
 
     if cached:
@@ -156,7 +199,7 @@ def run_once(db, con: CountingConnection, suppression: float, cached: bool = Tru
     with off:
         s0, l0 = con.statements, con.lookups
         c = time.process_time()
-        r = anonymize(db, "adult", spec(suppression))
+        r = anonymize(db, "adult", spec(case))
         cpu = time.process_time() - c
         return {
             "cpu": cpu,
@@ -182,7 +225,7 @@ def worker(db_file: Path) -> None:
     for line in sys.stdin:
         if line.strip() == "quit":
             break
-        print(json.dumps(run_once(db, con, float(line))), flush=True)
+        print(json.dumps(run_once(db, con, line.strip())), flush=True)
     db.close()
 
 
@@ -201,8 +244,8 @@ class Before:
         if self.p.stdout.readline().strip() != "READY":
             raise RuntimeError(f"the worker for {rev} did not start")
 
-    def run(self, suppression: float) -> dict:
-        self.p.stdin.write(f"{suppression}\n")
+    def run(self, case: str) -> dict:
+        self.p.stdin.write(f"{case}\n")
         self.p.stdin.flush()
         return json.loads(self.p.stdout.readline())
 
@@ -212,25 +255,27 @@ class Before:
         self.p.wait()
 
 
-def in_process(db_file: Path, reps: int, arx: Arx | None, before: Before | None) -> dict:
+def in_process(
+    db_file: Path, reps: int, arx: Arx | None, before: Before | None, cases: list[str]
+) -> dict:
     db, con = open_counted(db_file)
     out = {}
-    for name, supp in CASES.items():
+    for name in cases:
         runs: dict[str, list[dict]] = {"cached": [], "uncached": [], "before": [], "arx": []}
         for i in range(reps + 1):  # i == 0: the warm-up of each
             for mode in ("cached", "uncached"):
-                got = run_once(db, con, supp, mode == "cached")
+                got = run_once(db, con, name, mode == "cached")
                 if i:
                     runs[mode].append(got)
             for mode, other in (("before", before), ("arx", arx)):
                 if other is not None:
-                    got = other.run(supp)
+                    got = other.run(name)
                     if i:
                         runs[mode].append(got)
         a, b = runs["cached"], runs["uncached"]
         if any(r["answer"] != a[0]["answer"] for r in a + b + runs["before"]):
             raise AssertionError(f"{name}: the runs disagree")
-        row = {"levels": a[0]["answer"][0]}
+        row = {"levels": a[0]["answer"][0], "load": os.getloadavg()[0]}
         for mode in ("cached", "uncached", "before"):
             if runs[mode]:
                 row[f"cpu_{mode}"] = statistics.median(r["cpu"] for r in runs[mode])
@@ -241,7 +286,7 @@ def in_process(db_file: Path, reps: int, arx: Arx | None, before: Before | None)
             row["arx_levels"] = runs["arx"][0]["levels"]
         out[name] = row
         figures = [f"{m} {row['cpu_' + m] * 1000:.0f} ms" for m in (*runs,) if "cpu_" + m in row]
-        print(f"  {name}: " + ", ".join(figures), flush=True)
+        print(f"  {name}: " + ", ".join(figures) + f"; load {row['load']:.2f}", flush=True)
     db.close()
     return out
 
@@ -295,9 +340,10 @@ def processes(db_file: Path, reps: int, tree: Path | None) -> dict:
         for mode in modes:
             row[f"cpu_{mode}"] = statistics.median(got[name][mode])
             row[f"scipy_{mode}"] = scipy[name][mode]
+        row["load"] = os.getloadavg()[0]
         out[name] = row
         figures = [f"{m} {row['cpu_' + m] * 1000:.0f} ms" for m in modes]
-        print(f"  {name}: " + ", ".join(figures), flush=True)
+        print(f"  {name}: " + ", ".join(figures) + f"; load {row['load']:.2f}", flush=True)
     return out
 
 
@@ -306,11 +352,12 @@ def table(inproc: dict, procs: dict, load: tuple[str, str], rev: str | None) -> 
     before, arx = "cpu_before" in first, "cpu_arx" in first
     modes = (["before"] if before else []) + ["uncached", "cached"]
     names = {"before": f"before ({rev})", "uncached": "caches off", "cached": "caches on"}
-    head = ["Adult, k = 5, Loss", *[f"CPU, {names[m]}" for m in modes], "on / off"]
+    head = ["Adult, Loss", *[f"CPU, {names[m]}" for m in modes], "on / off"]
     head += ["on / before"] if before else []
     head += [f"statements, {' / '.join(names[m] for m in modes)}"]
     head += [f"hierarchy lookups, {' / '.join(names[m] for m in modes)}"]
     head += ["ARX CPU", "on / ARX"] if arx else []
+    head += ["load (1 min)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def ms(x: float) -> str:
@@ -318,7 +365,8 @@ def table(inproc: dict, procs: dict, load: tuple[str, str], rev: str | None) -> 
 
     for name, r in list(inproc.items()) + list(procs.items()):
         whole = name in procs
-        cells = [f"{name}, whole process" if whole else f"{name} suppression, in process"]
+        title = CASE_TITLES.get(name, f"{name} suppression")
+        cells = [f"{name}, whole process" if whole else f"{title}, in process"]
         cells += [ms(r[f"cpu_{m}"]) for m in modes]
         cells.append(f"{r['cpu_cached'] / r['cpu_uncached']:.2f}x")
         cells += [f"{r['cpu_cached'] / r['cpu_before']:.2f}x"] if before else []
@@ -334,6 +382,7 @@ def table(inproc: dict, procs: dict, load: tuple[str, str], rev: str | None) -> 
                 if "cpu_arx" in r
                 else ["", ""]
             )
+        cells.append(f"{r['load']:.2f}")
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
@@ -355,7 +404,12 @@ def main() -> None:
     ap.add_argument("--arx", default="auto", help="auto, off, or ArxBench's classpath.txt")
     ap.add_argument("--before", metavar="REV", help="also run git revision REV's tree")
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--cases", default=DEFAULT_CASES, help="comma-separated case names")
     args = ap.parse_args()
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        sys.exit(f"unknown case(s) {unknown}; the cases are {', '.join(CASES)}")
     if not ADULT_DIR.is_dir():
         sys.exit(f"Adult not found at {ADULT_DIR} (../shared/data/adult)")
     load_before = loadavg()
@@ -372,7 +426,7 @@ def main() -> None:
         before = Before(args.before, work / "adult_before.duckdb", work) if args.before else None
         print("in process:", flush=True)
         try:
-            inproc = in_process(work / "adult.duckdb", args.reps, arx, before)
+            inproc = in_process(work / "adult.duckdb", args.reps, arx, before, cases)
         finally:
             for other in (arx, before):
                 if other is not None:

@@ -7,7 +7,7 @@ import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlglot
 from sqlglot import exp
@@ -20,6 +20,21 @@ from anonsql.errors import AnonsqlError, BackendError, InputError, UnsupportedDi
 if TYPE_CHECKING:
     import pandas as pd
 
+E = TypeVar("E", bound=exp.Expression)
+
+
+#: the mark of a statement whose caller does not use its tree again (:func:`handed_over`)
+_HANDED_OVER = "anonsql_handed_over"
+
+
+def handed_over(statement: E) -> E:
+    """Mark ``statement`` as never used again by its caller: DuckDB's SQL text is then
+    generated from the tree itself, without the defensive copy sqlglot makes first (most of
+    the generation's cost for a large statement such as a guarded view). Other dialects keep
+    the copy (their backends may generate a statement more than once)."""
+    statement.meta[_HANDED_OVER] = True
+    return statement
+
 
 def generate(statement: exp.Expr, dialect: str) -> str:
     """``statement`` as SQL text of ``dialect``; a construct the dialect cannot express is an
@@ -28,8 +43,12 @@ def generate(statement: exp.Expr, dialect: str) -> str:
 
     if dialect != "duckdb":
         check_constructs(statement, dialect)
+    # a handed-over tree is generated once, as it is (the mark is taken off first)
+    copy = not (
+        dialect == "duckdb" and statement._meta and statement._meta.pop(_HANDED_OVER, False)
+    )
     try:
-        return statement.sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE)
+        return statement.sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE, copy=copy)
     except UnsupportedError as e:
         raise UnsupportedDialectError(
             f"the {dialect} dialect cannot express this statement: {e}"

@@ -49,6 +49,22 @@ def literal(value: Any) -> exp.Expr:
     return exp.convert(value)
 
 
+#: VARCHAR, built once: ``exp.cast(x, "VARCHAR")`` parses the type's name at every call
+_VARCHAR = exp.DataType.build("VARCHAR")
+
+
+def as_text(value: exp.Expr) -> exp.Cast:
+    """``CAST(value AS VARCHAR)``."""
+    return exp.Cast(this=value, to=_VARCHAR.copy())
+
+
+def left_join(query: exp.Select, relation: exp.Expr, on: exp.Expr) -> exp.Select:
+    """``query LEFT JOIN relation ON on``, in place: the join node built directly
+    (``Select.join(..., join_type=...)`` parses a statement for the join type at every call)."""
+    query.append("joins", exp.Join(this=relation, on=on, side="LEFT"))
+    return query
+
+
 #: where a parsed node's metadata records its place in the template's text: needed by nothing
 #: after parsing, and a copy of a tree copies every node's (the bulk of a copy's cost)
 _POSITION_KEYS = ("line", "col", "start", "end")
@@ -70,11 +86,19 @@ def _read(name: str, dialect: str) -> tuple[exp.Expr, str]:
     rel = Path(name + ".sql")
     override = base / rel.parent / f"{dialect}__{rel.name}"
     if dialect != "duckdb" and override.is_file():
-        return sqlglot.parse_one(override.read_text(), read=dialect), dialect
+        return _without_comments(sqlglot.parse_one(override.read_text(), read=dialect)), dialect
     path = base / rel
     if not path.is_file():
         raise FileNotFoundError(f"no SQL template {name!r} in {base}")
-    return sqlglot.parse_one(path.read_text(), read="duckdb"), "duckdb"
+    return _without_comments(sqlglot.parse_one(path.read_text(), read="duckdb")), "duckdb"
+
+
+def _without_comments(tree: exp.Expr) -> exp.Expr:
+    """A template's comments document the file, not the statement: left out of the SQL it
+    builds (a view's stored definition included)."""
+    for node in tree.walk():
+        node.comments = None
+    return tree
 
 
 @cache

@@ -7,7 +7,10 @@ Three tables (templates in ``sql/hierarchy/``):
 * ``anonsql_hierarchy_node`` - one row per node: id, label, level, parent id, leaves below;
   unique on ``(hierarchy, level, label)``;
 * ``anonsql_hierarchy_closure`` - one row per (ancestor, descendant) pair with their distance,
-  the node itself included at distance 0. It is derived in SQL from the parent links.
+  the node itself included at distance 0. It is derived in SQL from the parent links;
+* ``anonsql_hierarchy_map`` - one row per leaf and level: the leaf's label, its ancestor's
+  label and node id on that level. Derived in SQL from the two above; a published view maps
+  each QI's values through it with one lookup (instead of joining nodes, closure and nodes).
 
 A hierarchy stored under a column's name is that column's default hierarchy.
 """
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 CATALOG = "anonsql_hierarchy"
 NODES = "anonsql_hierarchy_node"
 CLOSURE = "anonsql_hierarchy_closure"
+MAP = "anonsql_hierarchy_map"
 
 
 def content_key(name: str, hierarchy: Hierarchy) -> str:
@@ -98,7 +102,12 @@ class HierarchyStore:
             self.backend.execute(self._t(f"hierarchy/{name}"))
         if "key" not in self.backend.columns(CATALOG):
             self._migrate()
-        self.backend.restrict_access(CATALOG, NODES, CLOSURE)
+        had_map = self.backend.table_exists(MAP)
+        self.backend.execute(self._t("hierarchy/create_map"))
+        if not had_map:
+            # versions stored by an anonsql without the map table: their maps, once
+            self.backend.execute(self._t("hierarchy/insert_missing_maps"))
+        self.backend.restrict_access(CATALOG, NODES, CLOSURE, MAP)
         self.backend.schemas_ready.add("hierarchy")
 
     def _migrate(self) -> None:
@@ -149,7 +158,7 @@ class HierarchyStore:
                         self._delete(old)
         finally:
             caches.catalog_changed()  # every store's lookups are read again
-        self.backend.refresh_statistics(CATALOG, NODES, CLOSURE)
+        self.backend.refresh_statistics(CATALOG, NODES, CLOSURE, MAP)
         return hierarchy
 
     def _insert_version(self, key: str, hierarchy: Hierarchy) -> None:
@@ -158,6 +167,7 @@ class HierarchyStore:
             self.backend.execute(self._t("hierarchy/insert_closure", name=key))
         else:
             self._insert_frame("hierarchy/insert_closure_rows", hierarchy.closure_frame(), key)
+        self.backend.execute(self._t("hierarchy/insert_map", name=key))
 
     def _insert_frame(self, template_name: str, frame, name: str) -> None:
         self.backend.insert_frame(
@@ -165,7 +175,7 @@ class HierarchyStore:
         )
 
     def _delete(self, key: str) -> None:
-        for t in ("delete_closure", "delete_nodes", "delete_catalog"):
+        for t in ("delete_map", "delete_closure", "delete_nodes", "delete_catalog"):
             self.backend.execute(self._t(f"hierarchy/{t}", name=key))
         self._cache.pop(key, None)
 

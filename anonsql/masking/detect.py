@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 #: share of the sampled values that must have a kind for the column to have it
@@ -78,23 +79,25 @@ def type_family(sql_type: str) -> str:
     return "other"
 
 
-def _reaches(values: Sequence[str], test) -> bool:
+def _reaches(values: Sequence[str] | Counter[str], test) -> bool:
     """Whether at least :data:`SHARE` of ``values`` pass ``test``, stopping at the first
     miss that makes the share unreachable (most kinds are ruled out by a tenth of the
-    sample)."""
-    n = len(values)
+    sample). ``values`` may be counted (a value and how often the sample holds it): each
+    distinct value is tested once, and weighs its count."""
+    counted = values if isinstance(values, Counter) else Counter(values)
+    n = sum(counted.values())
     if not n:
         return False
     hits = misses = 0
-    for v in values:
+    for v, times in counted.items():
         try:
             hit = bool(test(v))
         except Exception:  # a library's parser rejecting a value is a miss, not an error
             hit = False
         if hit:
-            hits += 1
+            hits += times
         else:
-            misses += 1
+            misses += times
             if (n - misses) / n < SHARE:  # even every value left a hit falls short
                 return False
     return hits / n >= SHARE
@@ -164,6 +167,8 @@ def detect_kind(
         return "number"
     if not vals:
         return "text"
+    # a test's answer depends on the value alone: each distinct value is tested once
+    counted = Counter(vals)
     checks = (
         ("email", _EMAIL.match),
         ("url", _URL.match),
@@ -174,14 +179,14 @@ def detect_kind(
         ("date", lambda v: _ISO_DATE.match(v) or _OTHER_DATE.match(v)),
     )
     for kind, test in checks:
-        if _reaches(vals, test):
+        if _reaches(counted, test):
             return kind
-    postal = _reaches(vals, _POSTAL.match)
-    if postal and (_POSTAL_NAMES.search(column) or len({len(v) for v in vals}) <= 2):
+    postal = _reaches(counted, _POSTAL.match)
+    if postal and (_POSTAL_NAMES.search(column) or len({len(v) for v in counted}) <= 2):
         return "postal-code"
-    if _reaches(vals, _phone):
+    if _reaches(counted, _phone):
         return "phone"
-    if _reaches(vals, _person_name):
+    if _reaches(counted, _person_name):
         return "person-name"
     mean_len = sum(len(v) for v in vals) / len(vals)
     mean_words = sum(len(v.split()) for v in vals) / len(vals)

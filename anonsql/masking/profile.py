@@ -145,10 +145,12 @@ def profile_table(
     is computed exactly only for columns whose distinct count could reach 95% of the rows;
     only text columns are sampled (an identifier kind is a kind of text)."""
     backend = db.backend
-    all_cols = backend.require_table(source)
+    if not backend.table_exists(source):
+        backend.require_table(source)  # its message
+    types = backend.column_types(source)  # the names and types in one read of the catalog
+    all_cols = list(types)
     cols = list(all_cols if columns is None else columns)
     backend.check_columns(source, cols, all_cols)
-    types = backend.column_types(source)
     if not cols:
         return []
     dialect = backend.dialect

@@ -118,6 +118,13 @@ class Loss(QualityModel):
         n = self.rows = hist.rows
         self.leaves = [len(h.leaf_ids) for h in hist.hierarchies]
         self.norm = [(self.g_factor * n / len(h.leaf_ids), float(n)) for h in hist.hierarchies]
+        # the normalization's terms as arrays, one entry per QI: (raw - lo) / (hi - lo),
+        # clipped at 0, where hi > lo, else 0 (elementwise, as the per-QI loop computed it)
+        lo = np.array([lo for lo, _ in self.norm], dtype=np.float64)
+        hi = np.array([hi for _, hi in self.norm], dtype=np.float64)
+        self._norm_valid = hi > lo
+        self._norm_lo = lo
+        self._norm_span = np.where(self._norm_valid, hi - lo, 1.0)
         # per QI and level: the records' leaves summed (the suppressed records' sum when
         # every record is suppressed)
         self.leaf_total = []
@@ -136,11 +143,25 @@ class Loss(QualityModel):
                     for lv in range(h.height)
                 ]
             )
+        # per QI and level (one column per QI, padded to the tallest hierarchy): the
+        # generalization-only loss and what one suppressed record adds to it at least,
+        # 1 - gFactor * (largest share on the level), resp. sFactor * (1 - largest share);
+        # a node's bounds then index all QIs at once
+        height = max(h.height for h in hist.hierarchies)
+        m = len(hist.hierarchies)
+        self._gen2d = np.zeros((height, m))
+        self._extra2d = np.zeros((height, m))
+        for j, shares in enumerate(self.level_shares):
+            top = np.array([s.max() for s in shares])
+            extra = 1 - self.g_factor * top if self.s_factor == 1 else self.s_factor * (1 - top)
+            self._gen2d[: len(top), j] = self.gen_table[j]
+            self._extra2d[: len(top), j] = extra
+        self._columns = np.arange(m)
 
     def _normalize(self, raw: np.ndarray) -> np.ndarray:
-        out = np.empty_like(raw, dtype=np.float64)
-        for j, (lo, hi) in enumerate(self.norm):
-            out[..., j] = np.maximum((raw[..., j] - lo) / (hi - lo), 0.0) if hi > lo else 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.maximum((raw - self._norm_lo) / self._norm_span, 0.0)
+        out = np.where(self._norm_valid, out, 0.0)
         return arx_round(out)
 
     @staticmethod
@@ -153,7 +174,7 @@ class Loss(QualityModel):
         return out - 1
 
     def level_bound(self, levels: np.ndarray) -> np.ndarray:
-        raw = np.stack([self.gen_table[j][levels[:, j]] for j in range(levels.shape[1])], axis=1)
+        raw = self._gen2d[levels, self._columns]
         return self._fast_aggregate(self._normalize(raw))
 
     @staticmethod
@@ -166,12 +187,9 @@ class Loss(QualityModel):
         # a suppressed record of share x costs 1 instead of gFactor * x when sFactor = 1, and
         # x + sFactor * (1 - x) instead of x otherwise (then gFactor = 1): per QI at least
         # 1 - gFactor * (largest share on the level), resp. sFactor * (1 - largest share), more
-        raw = []
-        for j in range(levels.shape[1]):
-            top = np.array([s.max() for s in self.level_shares[j]])[levels[:, j]]
-            extra = 1 - self.g_factor * top if self.s_factor == 1 else self.s_factor * (1 - top)
-            raw.append(self.gen_table[j][levels[:, j]] + suppressed * extra)
-        return self._fast_aggregate(self._normalize(np.stack(raw, axis=1)))
+        extra = self._extra2d[levels, self._columns]
+        raw = self._gen2d[levels, self._columns] + np.asarray(suppressed)[:, None] * extra
+        return self._fast_aggregate(self._normalize(raw))
 
     def _raw(self, part: Partition, suppressed: np.ndarray) -> np.ndarray:
         # sum over all records of share * gFactor is a per-level constant (gen_table); only

@@ -92,11 +92,14 @@ def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Exp
         t("hierarchy/create_catalog"),
         t("hierarchy/create_node"),
         t("hierarchy/create_closure"),
+        t("hierarchy/create_map"),
     ]
     for key in dict.fromkeys(params["hierarchy_keys"]):
         h = db.hierarchies.load(key)
         # a key names one content: replacing its rows by the same rows changes no output
-        out += [t(f"hierarchy/{d}", name=key) for d in ("delete_closure", "delete_nodes")]
+        out += [
+            t(f"hierarchy/{d}", name=key) for d in ("delete_map", "delete_closure", "delete_nodes")
+        ]
         out.append(t("hierarchy/delete_catalog", name=key))
         node_rows = [
             (key, i, str(label), int(lv), None if p < 0 else int(p), int(n))
@@ -117,6 +120,8 @@ def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Exp
                 [(key, int(a), int(d), int(k)) for a, d, k in closure.itertuples(index=False)],
             )
         )
+        # the map the view reads, derived in the target from the rows above
+        out.append(t("hierarchy/insert_map", name=key))
         out.append(
             t(
                 "hierarchy/insert_catalog_next",

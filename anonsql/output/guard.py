@@ -39,7 +39,15 @@ import sqlglot
 from sqlglot import exp
 
 from anonsql.algorithms.recoding import SUPPRESSED_LABEL, LevelRecoding, Recoding, TableRecoding
-from anonsql.backend.sql_templates import column, ident, query_template, table
+from anonsql.backend.sql_templates import (
+    as_text,
+    column,
+    ident,
+    left_join,
+    query_template,
+    table,
+    template,
+)
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import NODES
 from anonsql.masking.methods import Mask, sql_digest, sql_mask
@@ -102,7 +110,11 @@ def _c(name: str, alias: str | None = None) -> exp.Column:
 
 
 def _raw(name: str, alias: str = "s") -> exp.Expr:
-    return exp.cast(column(name, alias), "VARCHAR")
+    return as_text(column(name, alias))
+
+
+def _subquery(query: exp.Expr, alias: str) -> exp.Subquery:
+    return exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
 
 def _mapping_joins(
@@ -115,28 +127,26 @@ def _mapping_joins(
     if isinstance(recoding, LevelRecoding):
         for j, (key, lv) in enumerate(zip(recoding.hierarchies, recoding.levels, strict=True)):
             m = f"{PREFIX}m{j}"
-            level_map = query_template("hierarchy/level_map", dialect, name=key, level=lv)
             # LEFT JOIN: a value the hierarchy lacks keeps its row (suppressed, not dropped);
             # an outer join also keeps PostgreSQL's row estimate at the source's size
-            q = q.join(
-                exp.alias_(level_map.subquery(), m, table=True),
-                on=_c("value", m).eq(value(qis[j], alias)),
-                join_type="left",
-                copy=False,
-            )
+            on = _c("value", m).eq(value(qis[j], alias))
+            left_join(q, _subquery(level_map(dialect, key, lv), m), on)
             nodes.append(_c("node", m))
             labels.append(_c("generalized", m))
         return q, nodes, labels
     assert isinstance(recoding, TableRecoding)
     r = f"{PREFIX}rec"
-    on = exp.and_(*[_c(f"o{j}", r).eq(value(q_, alias)) for j, q_ in enumerate(qis)])
-    q = q.join(
-        exp.alias_(recoding.lookup_query(len(qis)).subquery(), r, table=True),
-        on=on,
-        join_type="left",
-        copy=False,
+    rec_on = exp.and_(
+        *[_c(f"o{j}", r).eq(value(q_, alias)) for j, q_ in enumerate(qis)], copy=False
     )
+    left_join(q, _subquery(recoding.lookup_query(len(qis)), r), rec_on)
     return q, [_c(f"n{j}", r) for j in range(len(qis))], [_c(f"g{j}", r) for j in range(len(qis))]
+
+
+def level_map(dialect: str, key: str, level: int) -> exp.Expr:
+    """``value, generalized, node`` of hierarchy version ``key`` on ``level``, read from its
+    stored map (``sql/hierarchy/level_lookup.sql``; a tree of the caller's own)."""
+    return template("hierarchy/level_lookup", dialect, name=key, level=level)
 
 
 def _rename_model_relations(tree: exp.Query, suffix: str = "", shares: bool = False) -> exp.Query:
@@ -183,12 +193,7 @@ def _model_ok(
             lambda n, v=v: _c("value", v) if isinstance(n, exp.Column) and n.name == "value" else n
         )
         conds.append(exp.func("COALESCE", cond, exp.false()))
-        q = q.join(
-            exp.alias_(values.subquery(), v, table=True),
-            on=_c("class_id", v).eq(_c("class_id", "c")),
-            join_type="left",
-            copy=False,
-        )
+        left_join(q, _subquery(values, v), _c("class_id", v).eq(_c("class_id", "c")))
     return q.select(exp.alias_(exp.and_(*conds) if conds else exp.true(), "ok"), copy=False)
 
 
@@ -298,6 +303,14 @@ def _table_verdicts(
     ]
 
 
+#: sources of at most this many rows (at publication) get their mapped rows computed once
+#: and kept for the query's two passes (a MATERIALIZED common table expression): on small
+#: tables the mapping joins' planning and set-up dominate a read. A larger source is mapped
+#: again in the second pass, which costs less than keeping a copy of all its rows
+#: (benchmarks/bench_views.py; docs/benchmarks.md)
+MATERIALIZE_ROWS = 200_000
+
+
 def guarded_query(
     dialect: str,
     source: str,
@@ -311,6 +324,7 @@ def guarded_query(
     masks: dict[str, Mask] | None = None,
     output: str | None = None,
     mask_digests: bool = False,
+    source_rows: int | None = None,
 ) -> exp.Select:
     """SELECT of the released rows of ``source`` (``columns``, QIs as labels).
 
@@ -320,7 +334,11 @@ def guarded_query(
 
     With ``roots`` (each QI's root node id) the rows also carry, per QI j, the original value
     ``__o<j>`` and the released node ``__n<j>`` (the root for suppressed rows): what the
-    data-mining representations read. With ``flag`` they carry ``__suppressed``."""
+    data-mining representations read. With ``flag`` they carry ``__suppressed``.
+
+    ``source_rows``: the source's size when known (at publication); it only chooses how the
+    engine evaluates the mapped rows (:data:`MATERIALIZE_ROWS`), never what a read
+    releases."""
     check_source_name(source)
     m = len(qis)
     n_cols = [f"n{j}" for j in range(m)]
@@ -330,58 +348,93 @@ def guarded_query(
     no_sensitive = guard.k_only
     if guard.population is not None:
         check_source_name(guard.population)
-
-    # 1. the classes as they are now: every source row mapped to its QIs' node ids (one small
-    #    hash join per QI), then grouped by the node ids. Grouping after the mapping keeps the
-    #    GROUP BY at one group per class (plus the sensitive value), however many distinct raw
-    #    combinations the source holds: grouping raw values first costs a GROUP BY as large as
-    #    the source's distinct QI tuples (8.2 M of 10 M rows in benchmarks/bench_views.py)
-    grouped_name = f"{PREFIX}g"
-    rows = exp.select().from_(exp.alias_(table(source), "s", table=True))
-    rows, row_nodes, _ = _mapping_joins(rows, dialect, qis, recoding, "s", _raw)
-    keys = [exp.alias_(nd, n) for nd, n in zip(row_nodes, n_cols, strict=True)]
     sensitive = [guard.sensitive] if isinstance(guard.sensitive, str) else guard.sensitive or []
+    unit = guard.unit
+    masks = masks or {}
+
+    # 0. every source row with its transformation, once (``r``): the source columns the
+    #    query reads (under generated names c<i>, so no source column can clash with the
+    #    others), each QI's node id n<j> (NULL: the mapping lacks the value) and label g<j>,
+    #    and ``k`` (1: the mapping knows every QI value of the row). Both passes below read
+    #    these rows, so the mapping joins appear once in the query: a query of half the
+    #    joins to plan, and on a small source (``source_rows``) rows mapped once.
+    rows_name = f"{PREFIX}r"
+    reads_sensitive = (not simple and not no_sensitive) or guard.sensitive_hierarchy is not None
+    read: list[str] = []
+    for c in [
+        *[c for c in columns if c in masks or c not in qis],  # a QI is released as its label
+        *(qis if roots is not None else []),
+        *(sensitive if reads_sensitive else []),
+        *([unit] if unit else []),
+    ]:
+        if c not in read:
+            read.append(c)
+    src = {c: _c(f"c{i}", "r") for i, c in enumerate(read)}
+    mapped_rows = exp.select(
+        *[exp.alias_(column(c, "s"), f"c{i}") for i, c in enumerate(read)]
+    ).from_(exp.alias_(table(source), "s", table=True))
+    mapped_rows, row_nodes, row_labels = _mapping_joins(
+        mapped_rows, dialect, qis, recoding, "s", _raw
+    )
+    every_known = exp.and_(*[nd.is_(exp.null()).not_() for nd in row_nodes], copy=False)
+    mapped_rows = mapped_rows.select(
+        *[exp.alias_(nd, n) for nd, n in zip(row_nodes, n_cols, strict=True)],
+        *[exp.alias_(lb, f"g{j}") for j, lb in enumerate(row_labels)],
+        exp.alias_(
+            exp.Case(ifs=[exp.If(this=every_known, true=exp.convert(1))], default=exp.convert(0)),
+            "k",
+        ),
+        copy=False,
+    )
+
+    def raw(name: str) -> exp.Expr:
+        return as_text(src[name].copy())
+
+    # 1. the classes as they are now: the mapped rows grouped by their node ids. Grouping
+    #    after the mapping keeps the GROUP BY at one group per class (plus the sensitive
+    #    value), however many distinct raw combinations the source holds: grouping raw
+    #    values first costs a GROUP BY as large as the source's distinct QI tuples (8.2 M of
+    #    10 M rows in benchmarks/bench_views.py)
+    grouped_name = f"{PREFIX}g"
+    keys = [exp.alias_(_c(n, "r"), n) for n in n_cols]
     if not simple and len(sensitive) > 1 and not no_sensitive:
         # several sensitive attributes: one column each (s0, s1, ...)
         for i, sa in enumerate(sensitive):
-            sv = exp.func("COALESCE", _raw(sa), exp.convert("NULL"))
+            sv = exp.func("COALESCE", raw(sa), exp.convert("NULL"))
             keys.append(exp.alias_(sv, f"s{i}"))
     elif not simple:
         s = (
             exp.convert("NULL")
             if no_sensitive
-            else exp.func("COALESCE", _raw(sensitive[0]), exp.convert("NULL"))  # the one
+            else exp.func("COALESCE", raw(sensitive[0]), exp.convert("NULL"))  # the one
         )
         keys.append(exp.alias_(s, "s"))
-    unit = guard.unit
     if unit is not None:
         # one group per (class, unit): a class's size is its number of groups' distinct units
-        keys.append(exp.alias_(_raw(unit), "u"))
+        keys.append(exp.alias_(raw(unit), "u"))
     # ``known`` (1: the mapping knows every QI value of the group) is an aggregate, not a test
     # of the grouping keys, so that no engine pushes it below the GROUP BY: a NOT NULL test of
     # the node ids would turn the mapping's LEFT JOINs into inner joins, whose multiplied
     # selectivities PostgreSQL estimates at one row and answers with nested loops (5.8 s
     # instead of 0.17 s on Adult), and DuckDB with hash tables built on the source's side
-    every_known = exp.and_(*[nd.is_(exp.null()).not_() for nd in row_nodes])
-    known_row = exp.Case(
-        ifs=[exp.If(this=every_known, true=exp.convert(1))], default=exp.convert(0)
+    grouped = (
+        exp.select(
+            *keys,
+            exp.alias_(exp.Count(this=exp.Star()), "n"),
+            exp.alias_(exp.Min(this=_c("k", "r")), "known"),
+        )
+        .from_(exp.alias_(table(rows_name), "r", table=True))
+        .group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))], copy=False)
     )
-    grouped = rows.select(
-        *keys,
-        exp.alias_(exp.Count(this=exp.Star()), "n"),
-        exp.alias_(exp.Min(this=known_row), "known"),
-        copy=False,
-    ).group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))], copy=False)
     mapped = exp.select().from_(exp.alias_(table(grouped_name), "g", table=True))
     g_nodes = [_c(n, "g") for n in n_cols]
     known: list[exp.Expr] = [_c("known", "g").eq(exp.convert(1))]
     if guard.sensitive_hierarchy is not None:
         sl = f"{PREFIX}sl"
-        mapped = mapped.join(
-            exp.alias_(_sensitive_leaves(guard.sensitive_hierarchy).subquery(), sl, table=True),
-            on=_c("label", sl).eq(_c("s", "g")),
-            join_type="left",
-            copy=False,
+        left_join(
+            mapped,
+            _subquery(_sensitive_leaves(guard.sensitive_hierarchy), sl),
+            _c("label", sl).eq(_c("s", "g")),
         )
         known.append(_c("label", sl).is_(exp.null()).not_())
     if unit is not None:
@@ -395,10 +448,10 @@ def guarded_query(
         mapped = mapped.select(_c("s", "g"), copy=False)
     if unit is not None:
         mapped = mapped.select(_c("u", "g"), copy=False)
-    mapped = mapped.select(_c("n", "g"), copy=False).where(exp.and_(*known), copy=False)
+    mapped = mapped.select(_c("n", "g"), copy=False).where(exp.and_(*known, copy=False), copy=False)
     mapped_name = f"{PREFIX}known"
 
-    ctes: list[tuple[str, exp.Expr]] = [(grouped_name, grouped), (mapped_name, mapped)]
+    ctes: list[tuple[str, exp.Expr]] = [(rows_name, mapped_rows), (grouped_name, grouped)]
     ok_name = f"{PREFIX}ok"
     node_keys = [_c(n) for n in n_cols]
     # The verdicts the rows look up. Every row whose QI values the mapping knows belongs to a
@@ -408,19 +461,41 @@ def guarded_query(
     # row of its QI tuple has a sensitive value the hierarchy lacks): there every class's
     # verdict is looked up and a row without one is suppressed.
     failing_only = guard.sensitive_hierarchy is None
-    if simple:
-        # k-anonymity alone needs class sizes only
+    if simple and unit is None:
+        # k-anonymity alone, counted in rows: the groups are the classes already (grouped by
+        # their node ids alone), and a class fails when it has fewer than k rows
         k = min(int(getattr(mdl, "k", 0)) for mdl in guard.models)
-        size = exp.Sum(this=_c("n")) if unit is None else _distinct_units()
+        size: exp.Expr = _c("n", "g")
+        ok = (
+            exp.select(
+                *[exp.alias_(nd.copy(), n) for nd, n in zip(g_nodes, n_cols, strict=True)],
+                exp.alias_(exp.GTE(this=size, expression=exp.convert(k)), "ok"),
+            )
+            .from_(exp.alias_(table(grouped_name), "g", table=True))
+            .where(
+                exp.and_(
+                    *[cond.copy() for cond in known],
+                    exp.LT(this=size.copy(), expression=exp.convert(k)),
+                    copy=False,
+                ),
+                copy=False,
+            )
+        )
+        ctes.append((ok_name, ok))
+    elif simple:
+        # k-anonymity alone, counted in units: a class's size is its distinct units
+        k = min(int(getattr(mdl, "k", 0)) for mdl in guard.models)
+        size = _distinct_units()
         ok = (
             exp.select(*node_keys, exp.alias_(exp.GTE(this=size, expression=exp.convert(k)), "ok"))
             .from_(table(mapped_name))
-            .group_by(*node_keys)
+            .group_by(*node_keys, copy=False)
         )
         if failing_only:
             ok = ok.having(exp.LT(this=size.copy(), expression=exp.convert(k)), copy=False)
-        ctes.append((ok_name, ok))
+        ctes += [(mapped_name, mapped), (ok_name, ok)]
     else:
+        ctes.append((mapped_name, mapped))
         population = pop_join = ""
         pop_cte = None
         if guard.population is not None:
@@ -484,6 +559,7 @@ def guarded_query(
             .join(
                 exp.alias_(table(verdicts), "o", table=True),
                 on=_c("class_id", "o").eq(_c("class_id", "k")),
+                copy=False,
             )
         )
         if any(getattr(mdl, "tests_unreleased", False) for mdl in guard.models):
@@ -491,7 +567,7 @@ def guarded_query(
             # nothing can be released, every class's verdict is false
             un = f"{PREFIX}unreleased"
             ctes.append((un, _unreleased(f"{PREFIX}pop", ck, n_cols)))
-            ok = ok.join(exp.alias_(table(un), "u", table=True), join_type="cross", copy=False)
+            ok.append("joins", exp.Join(this=exp.alias_(table(un), "u", table=True), kind="CROSS"))
             verdict = exp.and_(verdict, _c("u", "u").eq(exp.convert(0)))
         plain = isinstance(verdict, exp.Column)
         ok = ok.select(verdict.copy() if plain else exp.alias_(verdict, "ok"), copy=False)
@@ -499,11 +575,10 @@ def guarded_query(
             ok = ok.where(exp.not_(verdict.copy()), copy=False)
         ctes.append((ok_name, ok))
 
-    # 2. every row with its transformation, joined to its class's verdict
-    q = exp.select().from_(exp.alias_(table(source), "s", table=True))
-    q, nodes, labels = _mapping_joins(q, dialect, qis, recoding, "s", _raw)
-    ok_on = exp.and_(*[_c(n, "ok").eq(nd) for n, nd in zip(n_cols, nodes, strict=True)])
-    q = q.join(exp.alias_(table(ok_name), "ok", table=True), on=ok_on, join_type="left", copy=False)
+    # 2. every mapped row, joined to its class's verdict
+    q = exp.select().from_(exp.alias_(table(rows_name), "r", table=True))
+    ok_on = exp.and_(*[_c(n, "ok").eq(_c(n, "r")) for n in n_cols], copy=False)
+    left_join(q, exp.alias_(table(ok_name), "ok", table=True), ok_on)
     unknown_sensitive = None
     if guard.sensitive_hierarchy is not None:
         # a row whose sensitive value the hierarchy lacks was left out of its class's test:
@@ -511,37 +586,39 @@ def guarded_query(
         sl = f"{PREFIX}rsl"
         one = guard.sensitive
         assert isinstance(one, str)  # hierarchical EMD reads one attribute's hierarchy
-        q = q.join(
-            exp.alias_(_sensitive_leaves(guard.sensitive_hierarchy).subquery(), sl, table=True),
-            on=_c("label", sl).eq(exp.func("COALESCE", _raw(one), exp.convert("NULL"))),
-            join_type="left",
-            copy=False,
+        left_join(
+            q,
+            _subquery(_sensitive_leaves(guard.sensitive_hierarchy), sl),
+            _c("label", sl).eq(exp.func("COALESCE", raw(one), exp.convert("NULL"))),
         )
         unknown_sensitive = _c("label", sl).is_(exp.null())
     if failing_only:
         # a value the mapping lacks, or a failing class
-        suppressed = exp.or_(
-            *[nd.is_(exp.null()) for nd in nodes],
+        suppressed: exp.Expr = exp.or_(
+            _c("k", "r").eq(exp.convert(0)),
             exp.not_(exp.func("COALESCE", _c("ok", "ok"), exp.true())),
+            copy=False,
         )
     else:
         # no verdict: a value the mapping lacks, no class, or a failing class
         suppressed = exp.not_(exp.func("COALESCE", _c("ok", "ok"), exp.false()))
     if unknown_sensitive is not None:
-        suppressed = exp.or_(suppressed, unknown_sensitive)
+        suppressed = exp.or_(suppressed, unknown_sensitive, copy=False)
     if unit is not None:
         # a row without a unit belongs to no class (counted for no one): never released
-        suppressed = exp.or_(suppressed, _raw(unit).is_(exp.null()))
+        suppressed = exp.or_(suppressed, raw(unit).is_(exp.null()), copy=False)
     if drop_suppressed:
         q = q.where(exp.not_(suppressed.copy()), copy=False)
     if roots is not None:
         for j, (name, root) in enumerate(zip(qis, roots, strict=True)):
-            node = exp.Case(ifs=[exp.If(this=suppressed, true=exp.convert(root))], default=nodes[j])
-            q = q.select(exp.alias_(_raw(name), f"__o{j}"), exp.alias_(node, f"__n{j}"), copy=False)
+            node = exp.Case(
+                ifs=[exp.If(this=suppressed.copy(), true=exp.convert(root))],
+                default=_c(n_cols[j], "r"),
+            )
+            q = q.select(exp.alias_(raw(name), f"__o{j}"), exp.alias_(node, f"__n{j}"), copy=False)
     if flag:
         q = q.select(exp.alias_(suppressed.copy(), "__suppressed"), copy=False)
-    masks = masks or {}
-    keyed = [c for c, m in masks.items() if m.keyed]
+    keyed = [c for c, mk_ in masks.items() if mk_.keyed]
     lookups: dict[str, _Lookup] = {}  # keyed masks, read from their token joins
     for j, c in enumerate(keyed):
         if c not in columns:
@@ -563,40 +640,41 @@ def guarded_query(
                 copy=False,
             )
         )
-        key = (
-            sql_digest(column(c, "s"), dialect)
-            if mask_digests
-            else exp.cast(column(c, "s"), "VARCHAR")
-        )
-        q = q.join(
-            exp.alias_(lookup.subquery(), mk, table=True),
-            on=_c(by, mk).eq(key),
-            join_type="left",
-            copy=False,
-        )
+        key = sql_digest(src[c].copy(), dialect) if mask_digests else raw(c)
+        left_join(q, _subquery(lookup, mk), _c(by, mk).eq(key))
         lookups[c] = _Lookup(mk)
     for c in columns:
         mask = lookups[c] if c in lookups else masks.get(c)
         if isinstance(mask, _Lookup):
             q = q.select(exp.alias_(_c("token", mask.alias), ident(c)), copy=False)
         elif mask is not None:
-            q = q.select(exp.alias_(sql_mask(mask, column(c, "s")), ident(c)), copy=False)
+            q = q.select(exp.alias_(sql_mask(mask, src[c].copy()), ident(c)), copy=False)
         elif c in qis:
-            value = labels[qis.index(c)]
+            value: exp.Expr = _c(f"g{qis.index(c)}", "r")
             if not drop_suppressed:
                 value = exp.Case(
-                    ifs=[exp.If(this=suppressed, true=exp.convert(SUPPRESSED_LABEL))],
+                    ifs=[exp.If(this=suppressed.copy(), true=exp.convert(SUPPRESSED_LABEL))],
                     default=value,
                 )
             q = q.select(exp.alias_(value, ident(c)), copy=False)
         else:
-            q = q.select(exp.alias_(column(c, "s"), ident(c)), copy=False)
-    # PostgreSQL: the classes' rows computed once. Inlined, the GROUP BY over the mapped source
-    # may be planned inside a parallel join, every worker computing it again (10 million rows:
-    # 43 s for a scan of the view against 26 s materialized). DuckDB plans it well inlined,
-    # and a materialized CTE would keep it from dropping the verdict join in a count(*)
+            q = q.select(exp.alias_(src[c].copy(), ident(c)), copy=False)
+    # The mapped rows are read twice (the classes, then the released rows). A small source's
+    # are kept once (MATERIALIZED); a large one's are mapped again in the second pass (NOT
+    # MATERIALIZED), cheaper than a copy of every row; where the size is not known, as a
+    # large one. PostgreSQL: the classes' rows computed once too. Inlined, the GROUP BY over
+    # the mapped source may be planned inside a parallel join, every worker computing it
+    # again (10 million rows: 43 s for a scan of the view against 26 s materialized). DuckDB
+    # plans it well inlined, and a materialized CTE would keep it from dropping the verdict
+    # join in a count(*). Spark has no such hints.
+    hints = dialect in ("duckdb", "postgres")
+    small = source_rows is not None and source_rows <= MATERIALIZE_ROWS
     for name, cte in ctes:
-        materialized = True if name == grouped_name and dialect == "postgres" else None
+        materialized = None
+        if hints and name == rows_name:
+            materialized = small
+        elif name == grouped_name and dialect == "postgres":
+            materialized = True
         q = q.with_(ident(name), as_=cte, materialized=materialized, copy=False)
     return q
 
@@ -628,16 +706,19 @@ def _attribute_ctes(
     cs, ck = f"{PREFIX}cs{suffix}", f"{PREFIX}ck{suffix}"
     # per class and sensitive value: its rows, or with a unit the distinct units holding
     # the value (a value counts once per unit)
-    count = exp.Sum(this=_c("n")) if unit is None else _distinct_units()
     s_col = _c("s") if scol == "s" else exp.alias_(_c(scol), "s")
-    first.append(
-        (
-            cs,
+    if unit is None and scol == "s":
+        # one sensitive attribute counted in rows: the known groups are these already (one
+        # per class and value)
+        cs_query = exp.select(*node_keys, s_col, exp.alias_(_c("n"), "c")).from_(table(mapped_name))
+    else:
+        count = exp.Sum(this=_c("n")) if unit is None else _distinct_units()
+        cs_query = (
             exp.select(*node_keys, s_col, exp.alias_(count, "c"))
             .from_(table(mapped_name))
-            .group_by(*node_keys, _c(scol)),
+            .group_by(*node_keys, _c(scol), copy=False)
         )
-    )
+    first.append((cs, cs_query))
     order = exp.Order(expressions=[exp.Ordered(this=_c(n)) for n in n_cols])
     row_number = exp.Window(this=exp.Anonymous(this="ROW_NUMBER"), order=order)
     if unit is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from anonsql.algorithms.recoding import SUPPRESSED_LABEL, LevelRecoding
+from anonsql.backend.base import handed_over
 from anonsql.backend.sql_templates import column, ident, table
 from anonsql.errors import InputError
 
@@ -58,7 +59,8 @@ def replace_output(db, kind: str, name: str, query: exp.Select) -> None:
     or_replace = db.backend.create_or_replace
     if current is not None and (current != kind or not or_replace):
         db.drop_relation(name)
-    db.backend.execute(create_statement(kind, name, query, replace=or_replace))
+    # the statement's tree is the caller's no longer: generated without a copy
+    db.backend.execute(handed_over(create_statement(kind, name, query, replace=or_replace)))
 
 
 __all__ = ["create_statement", "output_query", "replace_output"]

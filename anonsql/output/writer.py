@@ -100,6 +100,7 @@ def publish(
             spec.drop_suppressed,
             masks=masks,
             output=spec.output,
+            source_rows=outcome.measures.get("rows"),
         )
         replace_output(db, spec.materialize, spec.output, query)
         if old_sample and old_sample != outcome.release_source:

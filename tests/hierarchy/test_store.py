@@ -19,7 +19,12 @@ ANIMALS = [["Cat", "Felid", "Mammal"], ["Lion", "Felid", "Mammal"], ["Dog", "Dog
 def _tables(db: Database) -> dict[str, int]:
     return {
         t: db.backend.fetchall(f"SELECT COUNT(*) FROM {t}")[0][0]
-        for t in ("anonsql_hierarchy", "anonsql_hierarchy_node", "anonsql_hierarchy_closure")
+        for t in (
+            "anonsql_hierarchy",
+            "anonsql_hierarchy_node",
+            "anonsql_hierarchy_closure",
+            "anonsql_hierarchy_map",
+        )
     }
 
 
@@ -93,7 +98,42 @@ def test_failed_first_save_leaves_nothing(db, monkeypatch):
         "anonsql_hierarchy": 0,
         "anonsql_hierarchy_node": 0,
         "anonsql_hierarchy_closure": 0,
+        "anonsql_hierarchy_map": 0,
     }
+
+
+def _maps(db: Database) -> list[tuple]:
+    return db.backend.fetchall(
+        "SELECT hierarchy, level, value, generalized, node FROM anonsql_hierarchy_map "
+        "ORDER BY 1, 2, 3"
+    )
+
+
+def test_the_map_holds_every_leaf_on_every_level(db):
+    db.hierarchies.save(Hierarchy.from_rows("race", ANIMALS))
+    got = [(lv, v, g) for _, lv, v, g, _ in _maps(db)]
+    want = sorted((lv, row[0], row[lv]) for row in ANIMALS for lv in range(3))
+    assert got == want
+    h = db.hierarchies.load("race")
+    for _, lv, v, _, node in _maps(db):
+        leaf = h.labels.index(v)
+        assert node == h.ancestors[leaf, lv]
+
+
+def test_a_database_stored_before_the_map_gets_its_maps_when_opened(tmp_path):
+    path = str(tmp_path / "old.duckdb")
+    db = Database.open(path)
+    db.hierarchies.save(Hierarchy.from_rows("race", ANIMALS))
+    db.hierarchies.save(Hierarchy.from_rows("zone", [["North", "*"], ["South", "*"]]))
+    want = _maps(db)
+    db.backend.execute("DROP TABLE anonsql_hierarchy_map")  # as an earlier anonsql wrote it
+    db.close()
+    db = Database.open(path)
+    try:
+        assert db.hierarchies.exists("race")  # the store's schema is read: the maps derived
+        assert _maps(db) == want and len(want) == 3 * 3 + 2 * 2
+    finally:
+        db.close()
 
 
 def test_missing_values_are_counted_and_named(db):

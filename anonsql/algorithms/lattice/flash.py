@@ -158,16 +158,20 @@ class Flash(Search):
         order = np.lexsort((np.arange(lat.size), lat.level_sum, self.bound))
         #: for progress: the visiting order (nodes ahead of the loop may still need work)
         self._order = order
-        for position, node in enumerate(order):
-            node = int(node)
+        # nodes proven non-anonymous before the loop are skipped without a look: the loop
+        # would pass over them anyway, and its break (the bound above the cutoff) comes at
+        # the next node left, whose bound is no lower (the order is by bound; the cutoff
+        # only falls)
+        open_at = np.flatnonzero(self.status[order] != NOT_ANONYMOUS)
+        for position, node in zip(open_at.tolist(), order[open_at].tolist(), strict=True):
             self._position = position
             if self.bound[node] > self.cutoff:
                 break
+            if self.status[node] == NOT_ANONYMOUS:
+                continue  # proven by a check made in this loop
             if best is not None and (
                 self.pbound[node] > self.cutoff or self._charged_bound(node) > self.cutoff
             ):
-                continue
-            if self.status[node] == NOT_ANONYMOUS:
                 continue
             # a proven anonymous direct specialization scores no worse (monotone score) and
             # wins the tie-break (lower total level)

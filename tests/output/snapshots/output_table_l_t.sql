@@ -1,66 +1,60 @@
 CREATE OR REPLACE TABLE "people_k5" AS
-WITH "__anonsql_g" AS (
+WITH "__anonsql_r" AS NOT MATERIALIZED (
   SELECT
+    s."income" AS c0,
     __anonsql_m0."node" AS n0,
     __anonsql_m1."node" AS n1,
     __anonsql_m2."node" AS n2,
-    COALESCE(CAST(s."income" AS TEXT), 'NULL') AS s,
-    COUNT(*) AS n,
-    MIN(
-      CASE
-        WHEN NOT __anonsql_m0."node" IS NULL
-        AND NOT __anonsql_m1."node" IS NULL
-        AND NOT __anonsql_m2."node" IS NULL
-        THEN 1
-        ELSE 0
-      END
-    ) AS known
+    __anonsql_m0."generalized" AS g0,
+    __anonsql_m1."generalized" AS g1,
+    __anonsql_m2."generalized" AS g2,
+    CASE
+      WHEN NOT __anonsql_m0."node" IS NULL
+      AND NOT __anonsql_m1."node" IS NULL
+      AND NOT __anonsql_m2."node" IS NULL
+      THEN 1
+      ELSE 0
+    END AS k
   FROM "people" AS s
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 1
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'age@1' AND leaf.level = 0
+      m.hierarchy = 'age@1' AND m.level = 1
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(s."age" AS TEXT)
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 1
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'sex@2' AND leaf.level = 0
+      m.hierarchy = 'sex@2' AND m.level = 1
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(s."sex" AS TEXT)
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 0
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'zip@3' AND leaf.level = 0
+      m.hierarchy = 'zip@3' AND m.level = 0
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(s."zip""; --" AS TEXT)
+), "__anonsql_g" AS (
+  SELECT
+    r."n0" AS n0,
+    r."n1" AS n1,
+    r."n2" AS n2,
+    COALESCE(CAST(r."c0" AS TEXT), 'NULL') AS s,
+    COUNT(*) AS n,
+    MIN(r."k") AS known
+  FROM "__anonsql_r" AS r
   GROUP BY
     1,
     2,
@@ -90,13 +84,8 @@ WITH "__anonsql_g" AS (
     "n1",
     "n2",
     "s",
-    SUM("n") AS c
+    "n" AS c
   FROM "__anonsql_known"
-  GROUP BY
-    "n0",
-    "n1",
-    "n2",
-    "s"
 ), "__anonsql_ck" AS (
   SELECT
     "n0",
@@ -151,7 +140,6 @@ WITH "__anonsql_g" AS (
     AND COALESCE(v2."value" <= 0.300000001, FALSE) AS ok
   FROM __anonsql_classes AS c
   LEFT JOIN (
-    /* k-anonymity: the value of a class is its size. */
     SELECT
       c.class_id,
       CAST(c.size AS DOUBLE) AS value
@@ -159,7 +147,6 @@ WITH "__anonsql_g" AS (
   ) AS v0
     ON v0."class_id" = c."class_id"
   LEFT JOIN (
-    /* distinct l-diversity: number of distinct sensitive values in the class. */
     SELECT
       cs.class_id,
       CAST(COUNT(*) AS DOUBLE) AS value
@@ -169,8 +156,6 @@ WITH "__anonsql_g" AS (
   ) AS v1
     ON v1."class_id" = c."class_id"
   LEFT JOIN (
-    /* hierarchical EMD (Li et al.): for every inner node N of the sensitive hierarchy, */
-    /* level(N) / top level * min(positive, negative extra of N's children). */
     WITH leaf_extra AS (
       SELECT
         c.class_id,
@@ -232,69 +217,22 @@ SELECT
   CASE
     WHEN NOT COALESCE(ok."ok", FALSE) OR __anonsql_rsl."label" IS NULL
     THEN '*'
-    ELSE __anonsql_m0."generalized"
+    ELSE r."g0"
   END AS "age",
   CASE
     WHEN NOT COALESCE(ok."ok", FALSE) OR __anonsql_rsl."label" IS NULL
     THEN '*'
-    ELSE __anonsql_m1."generalized"
+    ELSE r."g1"
   END AS "sex",
   CASE
     WHEN NOT COALESCE(ok."ok", FALSE) OR __anonsql_rsl."label" IS NULL
     THEN '*'
-    ELSE __anonsql_m2."generalized"
+    ELSE r."g2"
   END AS "zip""; --",
-  s."income" AS "income"
-FROM "people" AS s
-LEFT JOIN (
-  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
-  SELECT
-    leaf.label AS value,
-    anc.label AS generalized,
-    anc.id AS node
-  FROM anonsql_hierarchy_node AS leaf
-  JOIN anonsql_hierarchy_closure AS c
-    ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 1
-  JOIN anonsql_hierarchy_node AS anc
-    ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
-  WHERE
-    leaf.hierarchy = 'age@1' AND leaf.level = 0
-) AS __anonsql_m0
-  ON __anonsql_m0."value" = CAST(s."age" AS TEXT)
-LEFT JOIN (
-  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
-  SELECT
-    leaf.label AS value,
-    anc.label AS generalized,
-    anc.id AS node
-  FROM anonsql_hierarchy_node AS leaf
-  JOIN anonsql_hierarchy_closure AS c
-    ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 1
-  JOIN anonsql_hierarchy_node AS anc
-    ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
-  WHERE
-    leaf.hierarchy = 'sex@2' AND leaf.level = 0
-) AS __anonsql_m1
-  ON __anonsql_m1."value" = CAST(s."sex" AS TEXT)
-LEFT JOIN (
-  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
-  SELECT
-    leaf.label AS value,
-    anc.label AS generalized,
-    anc.id AS node
-  FROM anonsql_hierarchy_node AS leaf
-  JOIN anonsql_hierarchy_closure AS c
-    ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 0
-  JOIN anonsql_hierarchy_node AS anc
-    ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
-  WHERE
-    leaf.hierarchy = 'zip@3' AND leaf.level = 0
-) AS __anonsql_m2
-  ON __anonsql_m2."value" = CAST(s."zip""; --" AS TEXT)
+  r."c0" AS "income"
+FROM "__anonsql_r" AS r
 LEFT JOIN "__anonsql_ok" AS ok
-  ON ok."n0" = __anonsql_m0."node"
-  AND ok."n1" = __anonsql_m1."node"
-  AND ok."n2" = __anonsql_m2."node"
+  ON ok."n0" = r."n0" AND ok."n1" = r."n1" AND ok."n2" = r."n2"
 LEFT JOIN (
   SELECT
     "label"
@@ -302,4 +240,4 @@ LEFT JOIN (
   WHERE
     "hierarchy" = 'income@4' AND "level" = 0
 ) AS __anonsql_rsl
-  ON __anonsql_rsl."label" = COALESCE(CAST(s."income" AS TEXT), 'NULL')
+  ON __anonsql_rsl."label" = COALESCE(CAST(r."c0" AS TEXT), 'NULL')

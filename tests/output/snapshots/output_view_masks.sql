@@ -1,184 +1,96 @@
-WITH "__anonsql_g" AS (
+WITH "__anonsql_r" AS NOT MATERIALIZED (
   SELECT
+    s."id" AS c0,
+    s."name" AS c1,
+    s."email" AS c2,
+    s."phone" AS c3,
     __anonsql_m0."node" AS n0,
     __anonsql_m1."node" AS n1,
     __anonsql_m2."node" AS n2,
-    COUNT(*) AS n,
-    MIN(
-      CASE
-        WHEN NOT __anonsql_m0."node" IS NULL
-        AND NOT __anonsql_m1."node" IS NULL
-        AND NOT __anonsql_m2."node" IS NULL
-        THEN 1
-        ELSE 0
-      END
-    ) AS known
+    __anonsql_m0."generalized" AS g0,
+    __anonsql_m1."generalized" AS g1,
+    __anonsql_m2."generalized" AS g2,
+    CASE
+      WHEN NOT __anonsql_m0."node" IS NULL
+      AND NOT __anonsql_m1."node" IS NULL
+      AND NOT __anonsql_m2."node" IS NULL
+      THEN 1
+      ELSE 0
+    END AS k
   FROM "people" AS s
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 2
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'age@1' AND leaf.level = 0
+      m.hierarchy = 'age@1' AND m.level = 2
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(s."age" AS TEXT)
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 0
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'sex@2' AND leaf.level = 0
+      m.hierarchy = 'sex@2' AND m.level = 0
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(s."sex" AS TEXT)
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 3
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'zip@3' AND leaf.level = 0
+      m.hierarchy = 'zip@3' AND m.level = 3
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(s."zip""; --" AS TEXT)
+), "__anonsql_g" AS (
+  SELECT
+    r."n0" AS n0,
+    r."n1" AS n1,
+    r."n2" AS n2,
+    COUNT(*) AS n,
+    MIN(r."k") AS known
+  FROM "__anonsql_r" AS r
   GROUP BY
     1,
     2,
     3
-), "__anonsql_known" AS (
+), "__anonsql_ok" AS (
   SELECT
     g."n0" AS n0,
     g."n1" AS n1,
     g."n2" AS n2,
-    g."n"
+    g."n" >= 5 AS ok
   FROM "__anonsql_g" AS g
   WHERE
-    g."known" = 1
-), "__anonsql_ok" AS (
-  SELECT
-    "n0",
-    "n1",
-    "n2",
-    SUM("n") >= 5 AS ok
-  FROM "__anonsql_known"
-  GROUP BY
-    "n0",
-    "n1",
-    "n2"
-  HAVING
-    SUM("n") < 5
+    g."known" = 1 AND g."n" < 5
 )
 SELECT
   __anonsql_mask0."token" AS "id",
   CASE
-    WHEN LENGTH(CAST(s."name" AS TEXT)) > 1
-    THEN LEFT(CAST(s."name" AS TEXT), 1) || REPEAT('*', LENGTH(CAST(s."name" AS TEXT)) - 1)
-    ELSE REPEAT('*', LENGTH(CAST(s."name" AS TEXT)))
+    WHEN LENGTH(CAST(r."c1" AS TEXT)) > 1
+    THEN LEFT(CAST(r."c1" AS TEXT), 1) || REPEAT('*', LENGTH(CAST(r."c1" AS TEXT)) - 1)
+    ELSE REPEAT('*', LENGTH(CAST(r."c1" AS TEXT)))
   END AS "name",
   CASE
-    WHEN STRPOS(CAST(s."email" AS TEXT), '@') > 0
+    WHEN STRPOS(CAST(r."c2" AS TEXT), '@') > 0
     THEN REVERSE(
-      SUBSTRING(
-        REVERSE(CAST(s."email" AS TEXT)),
-        1,
-        STRPOS(REVERSE(CAST(s."email" AS TEXT)), '@') - 1
-      )
+      SUBSTRING(REVERSE(CAST(r."c2" AS TEXT)), 1, STRPOS(REVERSE(CAST(r."c2" AS TEXT)), '@') - 1)
     )
     ELSE CAST(NULL AS TEXT)
   END AS "email",
   CAST(NULL AS TEXT) AS "phone",
-  CASE
-    WHEN __anonsql_m0."node" IS NULL
-    OR __anonsql_m1."node" IS NULL
-    OR __anonsql_m2."node" IS NULL
-    OR NOT COALESCE(ok."ok", TRUE)
-    THEN '*'
-    ELSE __anonsql_m0."generalized"
-  END AS "age",
-  CASE
-    WHEN __anonsql_m0."node" IS NULL
-    OR __anonsql_m1."node" IS NULL
-    OR __anonsql_m2."node" IS NULL
-    OR NOT COALESCE(ok."ok", TRUE)
-    THEN '*'
-    ELSE __anonsql_m1."generalized"
-  END AS "sex",
-  CASE
-    WHEN __anonsql_m0."node" IS NULL
-    OR __anonsql_m1."node" IS NULL
-    OR __anonsql_m2."node" IS NULL
-    OR NOT COALESCE(ok."ok", TRUE)
-    THEN '*'
-    ELSE __anonsql_m2."generalized"
-  END AS "zip""; --"
-FROM "people" AS s
-LEFT JOIN (
-  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
-  SELECT
-    leaf.label AS value,
-    anc.label AS generalized,
-    anc.id AS node
-  FROM anonsql_hierarchy_node AS leaf
-  JOIN anonsql_hierarchy_closure AS c
-    ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 2
-  JOIN anonsql_hierarchy_node AS anc
-    ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
-  WHERE
-    leaf.hierarchy = 'age@1' AND leaf.level = 0
-) AS __anonsql_m0
-  ON __anonsql_m0."value" = CAST(s."age" AS TEXT)
-LEFT JOIN (
-  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
-  SELECT
-    leaf.label AS value,
-    anc.label AS generalized,
-    anc.id AS node
-  FROM anonsql_hierarchy_node AS leaf
-  JOIN anonsql_hierarchy_closure AS c
-    ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 0
-  JOIN anonsql_hierarchy_node AS anc
-    ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
-  WHERE
-    leaf.hierarchy = 'sex@2' AND leaf.level = 0
-) AS __anonsql_m1
-  ON __anonsql_m1."value" = CAST(s."sex" AS TEXT)
-LEFT JOIN (
-  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
-  SELECT
-    leaf.label AS value,
-    anc.label AS generalized,
-    anc.id AS node
-  FROM anonsql_hierarchy_node AS leaf
-  JOIN anonsql_hierarchy_closure AS c
-    ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 3
-  JOIN anonsql_hierarchy_node AS anc
-    ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
-  WHERE
-    leaf.hierarchy = 'zip@3' AND leaf.level = 0
-) AS __anonsql_m2
-  ON __anonsql_m2."value" = CAST(s."zip""; --" AS TEXT)
+  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g0" END AS "age",
+  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g1" END AS "sex",
+  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g2" END AS "zip""; --"
+FROM "__anonsql_r" AS r
 LEFT JOIN "__anonsql_ok" AS ok
-  ON ok."n0" = __anonsql_m0."node"
-  AND ok."n1" = __anonsql_m1."node"
-  AND ok."n2" = __anonsql_m2."node"
+  ON ok."n0" = r."n0" AND ok."n1" = r."n1" AND ok."n2" = r."n2"
 LEFT JOIN (
   SELECT
     "value",
@@ -187,4 +99,4 @@ LEFT JOIN (
   WHERE
     "output" = 'people_k5' AND "col" = 'id'
 ) AS __anonsql_mask0
-  ON __anonsql_mask0."value" = CAST(s."id" AS TEXT)
+  ON __anonsql_mask0."value" = CAST(r."c0" AS TEXT)

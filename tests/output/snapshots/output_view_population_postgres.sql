@@ -1,65 +1,58 @@
-WITH "__anonsql_g" AS MATERIALIZED (
+WITH "__anonsql_r" AS NOT MATERIALIZED (
   SELECT
     __anonsql_m0."node" AS n0,
     __anonsql_m1."node" AS n1,
     __anonsql_m2."node" AS n2,
-    'NULL' AS s,
-    COUNT(*) AS n,
-    MIN(
-      CASE
-        WHEN NOT __anonsql_m0."node" IS NULL
-        AND NOT __anonsql_m1."node" IS NULL
-        AND NOT __anonsql_m2."node" IS NULL
-        THEN 1
-        ELSE 0
-      END
-    ) AS known
+    __anonsql_m0."generalized" AS g0,
+    __anonsql_m1."generalized" AS g1,
+    __anonsql_m2."generalized" AS g2,
+    CASE
+      WHEN NOT __anonsql_m0."node" IS NULL
+      AND NOT __anonsql_m1."node" IS NULL
+      AND NOT __anonsql_m2."node" IS NULL
+      THEN 1
+      ELSE 0
+    END AS k
   FROM "people" AS s
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 2
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'age@1' AND leaf.level = 0
+      m.hierarchy = 'age@1' AND m.level = 2
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(s."age" AS VARCHAR)
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 0
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'sex@2' AND leaf.level = 0
+      m.hierarchy = 'sex@2' AND m.level = 0
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(s."sex" AS VARCHAR)
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 3
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'zip@3' AND leaf.level = 0
+      m.hierarchy = 'zip@3' AND m.level = 3
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(s."zip""; --" AS VARCHAR)
+), "__anonsql_g" AS MATERIALIZED (
+  SELECT
+    r."n0" AS n0,
+    r."n1" AS n1,
+    r."n2" AS n2,
+    'NULL' AS s,
+    COUNT(*) AS n,
+    MIN(r."k") AS known
+  FROM "__anonsql_r" AS r
   GROUP BY
     1,
     2,
@@ -81,13 +74,8 @@ WITH "__anonsql_g" AS MATERIALIZED (
     "n1",
     "n2",
     "s",
-    SUM("n") AS c
+    "n" AS c
   FROM "__anonsql_known"
-  GROUP BY
-    "n0",
-    "n1",
-    "n2",
-    "s"
 ), "__anonsql_ck" AS (
   SELECT
     "n0",
@@ -118,48 +106,33 @@ WITH "__anonsql_g" AS MATERIALIZED (
     ) AS known
   FROM "census" AS pr
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 2
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'age@1' AND leaf.level = 0
+      m.hierarchy = 'age@1' AND m.level = 2
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(pr."age" AS VARCHAR)
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 0
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'sex@2' AND leaf.level = 0
+      m.hierarchy = 'sex@2' AND m.level = 0
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(pr."sex" AS VARCHAR)
   LEFT JOIN (
-    /* Leaf label -> its ancestor's label on one level, read off the closure table. */
     SELECT
-      leaf.label AS value,
-      anc.label AS generalized,
-      anc.id AS node
-    FROM anonsql_hierarchy_node AS leaf
-    JOIN anonsql_hierarchy_closure AS c
-      ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 3
-    JOIN anonsql_hierarchy_node AS anc
-      ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
+      m.value,
+      m.generalized,
+      m.node
+    FROM anonsql_hierarchy_map AS m
     WHERE
-      leaf.hierarchy = 'zip@3' AND leaf.level = 0
+      m.hierarchy = 'zip@3' AND m.level = 3
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(pr."zip""; --" AS VARCHAR)
   GROUP BY
@@ -210,7 +183,6 @@ WITH "__anonsql_g" AS MATERIALIZED (
     AND COALESCE(v2."value" >= 3, FALSE) AS ok
   FROM __anonsql_classes AS c
   LEFT JOIN (
-    /* k-anonymity: the value of a class is its size. */
     SELECT
       c.class_id,
       CAST(c.size AS DOUBLE PRECISION) AS value
@@ -218,8 +190,6 @@ WITH "__anonsql_g" AS MATERIALIZED (
   ) AS v0
     ON v0."class_id" = c."class_id"
   LEFT JOIN (
-    /* delta-presence (Nergiz, Atzori, Clifton 2007; ARX's DPresence): the class's share of its */
-    /* population class, |T ∩ C| / |P ∩ C|; NULL (fails) when the population lacks the class. */
     SELECT
       c.class_id,
       CASE WHEN c.population > 0 THEN CAST(c.size AS DOUBLE PRECISION) / c.population END AS value
@@ -227,8 +197,6 @@ WITH "__anonsql_g" AS MATERIALIZED (
   ) AS v1
     ON v1."class_id" = c."class_id"
   LEFT JOIN (
-    /* k-map with a population table (El Emam, Dankar 2008; ARX's KMap with a subset): the class's */
-    /* record count in the population table. */
     SELECT
       c.class_id,
       CAST(c.population AS DOUBLE PRECISION) AS value
@@ -259,77 +227,9 @@ WITH "__anonsql_g" AS MATERIALIZED (
     )
 )
 SELECT
-  CASE
-    WHEN __anonsql_m0."node" IS NULL
-    OR __anonsql_m1."node" IS NULL
-    OR __anonsql_m2."node" IS NULL
-    OR NOT COALESCE(ok."ok", TRUE)
-    THEN '*'
-    ELSE __anonsql_m0."generalized"
-  END AS "age",
-  CASE
-    WHEN __anonsql_m0."node" IS NULL
-    OR __anonsql_m1."node" IS NULL
-    OR __anonsql_m2."node" IS NULL
-    OR NOT COALESCE(ok."ok", TRUE)
-    THEN '*'
-    ELSE __anonsql_m1."generalized"
-  END AS "sex",
-  CASE
-    WHEN __anonsql_m0."node" IS NULL
-    OR __anonsql_m1."node" IS NULL
-    OR __anonsql_m2."node" IS NULL
-    OR NOT COALESCE(ok."ok", TRUE)
-    THEN '*'
-    ELSE __anonsql_m2."generalized"
-  END AS "zip""; --"
-FROM "people" AS s
-LEFT JOIN (
-  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
-  SELECT
-    leaf.label AS value,
-    anc.label AS generalized,
-    anc.id AS node
-  FROM anonsql_hierarchy_node AS leaf
-  JOIN anonsql_hierarchy_closure AS c
-    ON c.hierarchy = 'age@1' AND c.descendant = leaf.id AND c.distance = 2
-  JOIN anonsql_hierarchy_node AS anc
-    ON anc.hierarchy = 'age@1' AND anc.id = c.ancestor
-  WHERE
-    leaf.hierarchy = 'age@1' AND leaf.level = 0
-) AS __anonsql_m0
-  ON __anonsql_m0."value" = CAST(s."age" AS VARCHAR)
-LEFT JOIN (
-  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
-  SELECT
-    leaf.label AS value,
-    anc.label AS generalized,
-    anc.id AS node
-  FROM anonsql_hierarchy_node AS leaf
-  JOIN anonsql_hierarchy_closure AS c
-    ON c.hierarchy = 'sex@2' AND c.descendant = leaf.id AND c.distance = 0
-  JOIN anonsql_hierarchy_node AS anc
-    ON anc.hierarchy = 'sex@2' AND anc.id = c.ancestor
-  WHERE
-    leaf.hierarchy = 'sex@2' AND leaf.level = 0
-) AS __anonsql_m1
-  ON __anonsql_m1."value" = CAST(s."sex" AS VARCHAR)
-LEFT JOIN (
-  /* Leaf label -> its ancestor's label on one level, read off the closure table. */
-  SELECT
-    leaf.label AS value,
-    anc.label AS generalized,
-    anc.id AS node
-  FROM anonsql_hierarchy_node AS leaf
-  JOIN anonsql_hierarchy_closure AS c
-    ON c.hierarchy = 'zip@3' AND c.descendant = leaf.id AND c.distance = 3
-  JOIN anonsql_hierarchy_node AS anc
-    ON anc.hierarchy = 'zip@3' AND anc.id = c.ancestor
-  WHERE
-    leaf.hierarchy = 'zip@3' AND leaf.level = 0
-) AS __anonsql_m2
-  ON __anonsql_m2."value" = CAST(s."zip""; --" AS VARCHAR)
+  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g0" END AS "age",
+  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g1" END AS "sex",
+  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g2" END AS "zip""; --"
+FROM "__anonsql_r" AS r
 LEFT JOIN "__anonsql_ok" AS ok
-  ON ok."n0" = __anonsql_m0."node"
-  AND ok."n1" = __anonsql_m1."node"
-  AND ok."n2" = __anonsql_m2."node"
+  ON ok."n0" = r."n0" AND ok."n1" = r."n1" AND ok."n2" = r."n2"

@@ -1,19 +1,19 @@
-WITH "__anonsql_g" AS (
+WITH "__anonsql_r" AS NOT MATERIALIZED (
   SELECT
+    s."income" AS c0,
     __anonsql_rec."n0" AS n0,
     __anonsql_rec."n1" AS n1,
     __anonsql_rec."n2" AS n2,
-    COALESCE(CAST(s."income" AS TEXT), 'NULL') AS s,
-    COUNT(*) AS n,
-    MIN(
-      CASE
-        WHEN NOT __anonsql_rec."n0" IS NULL
-        AND NOT __anonsql_rec."n1" IS NULL
-        AND NOT __anonsql_rec."n2" IS NULL
-        THEN 1
-        ELSE 0
-      END
-    ) AS known
+    __anonsql_rec."g0" AS g0,
+    __anonsql_rec."g1" AS g1,
+    __anonsql_rec."g2" AS g2,
+    CASE
+      WHEN NOT __anonsql_rec."n0" IS NULL
+      AND NOT __anonsql_rec."n1" IS NULL
+      AND NOT __anonsql_rec."n2" IS NULL
+      THEN 1
+      ELSE 0
+    END AS k
   FROM "people" AS s
   LEFT JOIN (
     SELECT
@@ -33,6 +33,15 @@ WITH "__anonsql_g" AS (
     ON __anonsql_rec."o0" = CAST(s."age" AS TEXT)
     AND __anonsql_rec."o1" = CAST(s."sex" AS TEXT)
     AND __anonsql_rec."o2" = CAST(s."zip""; --" AS TEXT)
+), "__anonsql_g" AS (
+  SELECT
+    r."n0" AS n0,
+    r."n1" AS n1,
+    r."n2" AS n2,
+    COALESCE(CAST(r."c0" AS TEXT), 'NULL') AS s,
+    COUNT(*) AS n,
+    MIN(r."k") AS known
+  FROM "__anonsql_r" AS r
   GROUP BY
     1,
     2,
@@ -54,13 +63,8 @@ WITH "__anonsql_g" AS (
     "n1",
     "n2",
     "s",
-    SUM("n") AS c
+    "n" AS c
   FROM "__anonsql_known"
-  GROUP BY
-    "n0",
-    "n1",
-    "n2",
-    "s"
 ), "__anonsql_ck" AS (
   SELECT
     "n0",
@@ -114,7 +118,6 @@ WITH "__anonsql_g" AS (
     AND COALESCE(LN(v1."value") >= 0.40546510710816436, FALSE) AS ok
   FROM __anonsql_classes AS c
   LEFT JOIN (
-    /* k-anonymity: the value of a class is its size. */
     SELECT
       c.class_id,
       CAST(c.size AS DOUBLE) AS value
@@ -122,7 +125,6 @@ WITH "__anonsql_g" AS (
   ) AS v0
     ON v0."class_id" = c."class_id"
   LEFT JOIN (
-    /* entropy l-diversity (seed 004 Definitions 10-11): exp of the class's sensitive entropy. */
     SELECT
       cs.class_id,
       EXP(-SUM((
@@ -148,36 +150,13 @@ WITH "__anonsql_g" AS (
     NOT o."ok"
 )
 SELECT
-  __anonsql_rec."g0" AS "age",
-  __anonsql_rec."g1" AS "sex",
-  __anonsql_rec."g2" AS "zip""; --"
-FROM "people" AS s
-LEFT JOIN (
-  SELECT
-    original[1] AS o0,
-    original[2] AS o1,
-    original[3] AS o2,
-    generalized[1] AS g0,
-    generalized[2] AS g1,
-    generalized[3] AS g2,
-    nodes[1] AS n0,
-    nodes[2] AS n1,
-    nodes[3] AS n2
-  FROM anonsql_recodings
-  WHERE
-    output = 'people_gaa'
-) AS __anonsql_rec
-  ON __anonsql_rec."o0" = CAST(s."age" AS TEXT)
-  AND __anonsql_rec."o1" = CAST(s."sex" AS TEXT)
-  AND __anonsql_rec."o2" = CAST(s."zip""; --" AS TEXT)
+  r."g0" AS "age",
+  r."g1" AS "sex",
+  r."g2" AS "zip""; --"
+FROM "__anonsql_r" AS r
 LEFT JOIN "__anonsql_ok" AS ok
-  ON ok."n0" = __anonsql_rec."n0"
-  AND ok."n1" = __anonsql_rec."n1"
-  AND ok."n2" = __anonsql_rec."n2"
+  ON ok."n0" = r."n0" AND ok."n1" = r."n1" AND ok."n2" = r."n2"
 WHERE
   NOT (
-    __anonsql_rec."n0" IS NULL
-    OR __anonsql_rec."n1" IS NULL
-    OR __anonsql_rec."n2" IS NULL
-    OR NOT COALESCE(ok."ok", TRUE)
+    r."k" = 0 OR NOT COALESCE(ok."ok", TRUE)
   )

@@ -1,0 +1,1 @@
+DELETE FROM anonsql_hierarchy_map WHERE hierarchy = :name
