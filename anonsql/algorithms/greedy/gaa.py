@@ -25,24 +25,25 @@ cost of their few l_div- or t_clo-optimal partners only). With many sensitive va
 t_clo of every merging is computed from the classes' non-zero sensitive counts (see
 :class:`_Support`) instead of a dense (classes x values) pass.
 
-The strategies that start from the cheapest partners (S1, S2, S5: Delta_mu over all classes)
-do not scan every class per merge: :class:`_NearIndex` keeps, per QI, the classes holding each
-node and finds the cheapest partners by branch and bound (a class's cost is a sum of
-non-negative per-QI costs, so one QI's cost bounds it from below; see the class). The
-partners found are the very set the full scan finds, so the merges and their order are the
-same.
+A full pass over the classes (every strategy's merge costs, S1's cheapest partners) goes
+through :class:`_Scan`: the leading QIs' costs summed per combination of their nodes once per
+round and read with one gather, and for hierarchies too large for pairwise tables each
+class's preorder number and cost to the root kept between rounds. The numbers are the plain
+per-QI sum's, bit for bit (the same additions in the same order), so the merges are the
+same; ``SCAN = False`` computes that plain sum, the reference the tests hold _Scan to.
+Indexes that cost only the classes near C_s (bit sets of the classes below each node, blocks
+of similar classes with lower bounds) made the same merges but were slower than this pass on
+every table measured (docs/benchmarks.md, "GAA and MDAV at scale").
 """
 
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_right
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from anonsql.algorithms.greedy.strategies import STRATEGIES, TOL, Strategy, _best
+from anonsql.algorithms.greedy.strategies import STRATEGIES, Strategy, _best
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
@@ -58,12 +59,14 @@ SPARSE_VALUES = 32
 SPARSE_MIN_CANDIDATES = 256
 #: tables up to this many rows precompute c ln c for every count c (see _Context.ldiv)
 XLOGX_TABLE = 1 << 22
-#: find the cheapest partners of S1, S2 and S5 through :class:`_NearIndex` (False: scan every
-#: class per merge, the reference the index is tested against)
-NEAR_INDEX = True
-#: the index scans at most this share of the classes per merge; beyond it a full scan (one
-#: vectorized pass) is cheaper than gathering the classes node by node
-NEAR_SHARE = 0.25
+#: full passes of the merge costs read the leading QIs from a table of their sums when its
+#: size is at most this share of the classes (see :class:`_Scan`)
+PREFIX_SHARE = 0.5
+#: and at most this many entries, whatever the number of classes
+PREFIX_MAX = 1 << 20
+#: full passes through :class:`_Scan` (False: the plain per-QI sum of every class, the
+#: reference _Scan is tested against)
+SCAN = True
 
 
 @dataclass
@@ -125,8 +128,9 @@ class _QI:
             self.end = self.pre + np.bincount(anc[anc >= 0], minlength=h.size)
 
     def cost(self, a: int, nodes: np.ndarray) -> np.ndarray:
+        # take() rather than indexing: the same numbers, gathered faster
         if self.dense:
-            return self.pair[a][nodes]
+            return self.pair[a].take(nodes)
         # the LCA of a and b is a's lowest ancestor whose preorder range holds b: the ranges
         # of a's ancestors are nested, so its place in a's chain is the number of ranges that
         # start after pre[b] plus the number that end at or before it (O(n log height),
@@ -138,14 +142,14 @@ class _QI:
             w_lca = np.empty(self.h.size)
             for x in chain[::-1]:
                 w_lca[self.pre[x] : self.end[x]] = self.to_root[x]
-            w_lca = w_lca[self.pre[nodes]]
+            w_lca = w_lca.take(self.pre.take(nodes))
         else:
-            p = self.pre[nodes]
+            p = self.pre.take(nodes)
             starts, ends = self.pre[chain[::-1]], self.end[chain]
             up = len(chain) - np.searchsorted(starts, p, side="right")
             up += np.searchsorted(ends, p, side="right")
-            w_lca = self.to_root[chain[up]]
-        return self.to_root[a] + self.to_root[nodes] - 2.0 * w_lca
+            w_lca = self.to_root[chain.take(up)]
+        return self.to_root[a] + self.to_root.take(nodes) - 2.0 * w_lca
 
     def _chain(self, a: int) -> np.ndarray:
         """Node a and its ancestors, the root last."""
@@ -155,17 +159,12 @@ class _QI:
     def lca(self, a: int, b: int) -> int:
         if self.dense:
             return int(self.lca_table[a, b])
-        return int(self.h.lca(np.array([a]), np.array([b]))[0])
-
-    def non_negative(self) -> bool:
-        """Whether every pairwise cost is >= 0 (what :class:`_NearIndex`'s bound needs). It is
-        when no node costs less to the root than its parent (non-negative edge weights, as
-        all seven metrics have): then to_root[a] + to_root[b] >= 2 to_root[lca] holds in
-        exact arithmetic and, rounding being monotone, in floating point too."""
-        if self.dense:
-            return bool(self.pair.min() >= 0.0)
-        child = np.flatnonzero(self.h.parents >= 0)
-        return bool((self.to_root[child] >= self.to_root[self.h.parents[child]]).all())
+        # a's lowest ancestor whose preorder range holds b (one merge: a walk up the chain)
+        pb = int(self.pre[b])
+        for x in self._chain(a).tolist():
+            if self.pre[x] <= pb < self.end[x]:
+                return x
+        return self.h.root  # pragma: no cover - unreachable: the root's range holds b
 
 
 def _xlogx(x: np.ndarray) -> np.ndarray:
@@ -227,6 +226,7 @@ def gaa(
     # the same node ids column by column (contiguous, index-sized): the per-round gathers
     # of the merge costs read these
     cols = np.ascontiguousarray(nodes.T.astype(np.intp))
+    scan = _Scan(qis, cols, n) if SCAN else None
     sizes = bottom.sizes.astype(np.float64).copy()
     row_class = bottom.classes_of_rows(hist).copy()
     members: list[list[int]] = [[] for _ in range(n)]
@@ -252,9 +252,6 @@ def gaa(
         if strat.uses_sensitive and q > SPARSE_VALUES:
             support = _Support(counts)
 
-    near = None
-    if NEAR_INDEX and strat.cost_first and all(qi.non_negative() for qi in qis):
-        near = _NearIndex(qis, nodes)
     slot_of = np.arange(n, dtype=np.intp)  # class id -> slot; ids are never reused
     id_at = list(range(n))  # slot -> class id
     key_to_id = {tuple(nodes[i].tolist()): i for i in range(n)}
@@ -290,6 +287,8 @@ def gaa(
             moved = id_at[last]
             nodes[slot] = nodes[last]
             cols[:, slot] = cols[:, last]
+            if scan is not None:
+                scan.move(slot, last)
             sizes[slot] = sizes[last]
             if counts is not None:
                 assert xlogx is not None  # set with counts
@@ -322,9 +321,11 @@ def gaa(
     def cost_fn(s: int, count: int, idx: np.ndarray | None) -> np.ndarray:
         """mu(C_s, C) for the classes in slots ``idx`` (all ``count`` slots if None): the
         sum over the QIs, in QI order, so every subset gets the very same values."""
+        if idx is None and scan is not None:
+            return scan.costs(s, count)
         out = None
         for j, qi in enumerate(qis):
-            col = cols[j, :count] if idx is None else cols[j][idx]
+            col = cols[j, :count] if idx is None else cols[j].take(idx)
             c = qi.cost(int(cols[j, s]), col)
             if out is None:
                 out = np.array(c, dtype=np.float64)
@@ -351,9 +352,6 @@ def gaa(
             cost_fn=cost_fn if strat.uses_cost else None, support=support, slot_of=slot_of,
             xlogx_table=xlogx_table,
         )  # fmt: skip
-        if near is not None:
-            key_s = cols[:, s].tolist()
-            ctx.near = lambda: near.nearest(s, cid, key_s, n, cost_fn, slot_of)  # noqa: B023
         chosen = strat.select(ctx)
         if len(chosen) > 1:  # deterministic tie-break: smallest node tuple
             sub = nodes[chosen]
@@ -365,23 +363,18 @@ def gaa(
         new = [qis[j].lca(key_s[j], key_p[j]) for j in range(m)]
         del key_to_id[tuple(key_s)]
         del key_to_id[tuple(key_p)]
-        if near is not None:
-            near.remove(cid, key_s)
-            near.remove(pid, key_p)
         nodes[s] = new
         cols[:, s] = new
+        if scan is not None:
+            scan.set(s, new)
         absorb(cid, pid)
         merges += 1
         key = tuple(new)
         twin = key_to_id.get(key)
         if twin is not None:  # the merged class coincides with an existing one
-            if near is not None:
-                near.remove(twin, new)
             absorb(cid, twin)
         s = int(slot_of[cid])
         key_to_id[key] = cid
-        if near is not None:
-            near.add(cid, new)
         if violates(s):
             heapq.heappush(heap, (sizes[s], key, cid))
         if progress is not None and merges % 256 == 0:
@@ -405,195 +398,102 @@ def gaa(
     )
 
 
-class _NearIndex:
-    """Delta_mu(C_s, C(T)) of seed 004 Definition 16 (the partners of least merge cost)
-    without costing every class: for each hierarchy node, the set of classes below it (a
-    bit set over class ids), and a search that costs only the classes in a box of subtrees
-    around C_s.
+class _Scan:
+    """The merge costs of C_s with every class (a full pass), with the very numbers the
+    per-QI sum of :func:`gaa`'s cost function gives, in fewer gathers:
 
-    mu(C_s, C) = sum_j P_j(s_j, c_j) is added in QI order from per-QI costs P_j >= 0, the
-    tree distances of Definitions 4-6: P_j(a, b) = (W(a) - W(l)) + (W(b) - W(l)) with W the
-    cost to the root and l = LCA(a, b). A floating-point sum of non-negative terms is at
-    least each of its terms (rounding is monotone), so a class with mu(C_s, C) <= T has
-    P_j(s_j, c_j) <= T on every QI, hence W(s_j) - W(l) <= T: the LCA is an ancestor of s_j
-    at most T above it, and c_j lies in the subtree of the highest such ancestor A_j(T).
-    Every class within T of C_s therefore lies in the box prod_j subtree(A_j(T)): the AND
-    of the bit sets of the A_j(T), a few hundred machine words per QI.
+    * the leading QIs (in QI order) whose node counts multiply to at most PREFIX_SHARE of
+      the classes (and PREFIX_MAX): per round, a table of their sums over every combination of nodes
+      (((P_0 + P_1) + P_2) ..., the same additions in the same order, by broadcasting), read
+      once through each class's code of its combination (kept per slot);
+    * the QIs without pairwise tables: each class's preorder number and cost to the root
+      kept per slot, so a round gathers only W(LCA).
 
-    A search (:meth:`nearest`) starts T at C_s's cheapest step up on any QI and doubles it
-    until the box holds another class, costs the classes in the box, and with b the least
-    of their costs (an upper bound on the minimum) makes sure the box covers
-    T' = b + TOL max(1, |b|), the widest cost a tie with the minimum can have in
-    :func:`strategies._best`: if T' > T it costs the box of T' instead.
-    The costs are computed exactly as by a full pass (the same gathers and additions,
-    element by element), so the minimum and the classes within its tolerance are the full
-    scan's, and the merges are the same. When the box holds many classes (NEAR_SHARE), as
-    for a popped class far from all others, the caller scans every class instead.
+    ``cols`` is gaa's array of node ids (QIs x slots); the caller keeps these per-slot
+    numbers with it (:meth:`set`, :meth:`move`)."""
 
-    A merged class keeps the id of C_s, so ids stay below the initial number of classes.
-    Upkeep per merge: the bits of the merged classes at their nodes' ancestors are cleared
-    and the new class's set, a few vectorized updates."""
-
-    #: bit-set memory at most (bytes): with larger hierarchies, only their upper nodes get
-    #: a set, and a box uses the lowest ancestor of A_j(T) that has one (a larger box)
-    BUDGET = 1 << 26
-
-    def __init__(self, qis: list[_QI], nodes: np.ndarray) -> None:
+    def __init__(self, qis: list[_QI], cols: np.ndarray, n: int) -> None:
         self.qis = qis
-        n = len(nodes)
-        self.words = max(1, (n + 63) // 64)
-        # per QI, for each node met: see _chain
-        self.chains: list[dict[int, tuple[list[float], list[int], list[int]]]] = [{} for _ in qis]
-        # round-off allowance of the subtree test: P_j is computed as W(a) + W(b) - 2 W(l),
-        # whose error is a few ulps of the largest W (not of P_j), W(s_j) - W(A) likewise
-        self.slack = 1e-9 * (1.0 + max((float(q.to_root.max()) for q in qis), default=0.0))
-        # rows: every non-root node while the budget allows, else from the top level down
-        per_row = 8 * self.words
-        self.row_of: list[np.ndarray] = []
-        total = 0
-        for q in qis:
-            h = q.h
-            row = np.full(h.size, -1, dtype=np.int64)
-            keep = h.parents >= 0
-            if (int(keep.sum()) + total) * per_row > self.BUDGET:
-                for lv in range(int(h.levels.max()) + 1):
-                    keep = (h.parents >= 0) & (h.levels >= lv)
-                    if (int(keep.sum()) + total) * per_row <= self.BUDGET:
-                        break
-            ids = np.flatnonzero(keep)
-            row[ids] = total + np.arange(len(ids))
-            total += len(ids)
-            self.row_of.append(row)
-        self.bits = np.zeros((max(total, 1), self.words), dtype=np.uint64)
-        for j, col in enumerate(nodes.T):
-            values, inverse = np.unique(col, return_inverse=True)
-            order = np.argsort(inverse, kind="stable")
-            bounds = np.searchsorted(inverse[order], np.arange(len(values) + 1))
-            for i, v in enumerate(values.tolist()):
-                self._set_many(j, v, order[bounds[i] : bounds[i + 1]])
+        self.cols = cols
+        self.sparse = [j for j, q in enumerate(qis) if not q.dense]
+        self.pre = {j: np.zeros(n, dtype=np.intp) for j in self.sparse}
+        self.w = {j: np.zeros(n) for j in self.sparse}
+        self.w_lca = {j: np.full(qis[j].h.size, qis[j].to_root[qis[j].h.root]) for j in self.sparse}
+        for j in self.sparse:
+            self.pre[j][:] = qis[j].pre.take(cols[j, :n])
+            self.w[j][:] = qis[j].to_root.take(cols[j, :n])
+        self.code = np.zeros(n, dtype=np.intp)
+        self.plan(n)
 
-    def _set_many(self, j: int, v: int, ids: np.ndarray) -> None:
-        """Set the bits of classes ``ids`` (all holding node v on QI j) at v's ancestors."""
-        word = np.zeros(self.words, dtype=np.uint64)
-        np.bitwise_or.at(word, ids >> 6, np.left_shift(np.uint64(1), (ids & 63).astype(np.uint64)))
-        for r in self._chain(j, v)[1]:
-            self.bits[r] |= word
-
-    def _chain(self, j: int, v: int) -> tuple[list[float], list[int], list[int]]:
-        """Node v's ancestors on QI j (itself first, the root last): how much less each
-        costs to the root, W(v) - W(ancestor) (non-decreasing going up); the bit-set rows
-        of those that have one (the root has none: every class lies below it); and for
-        each, the row standing for its subtree, its own or its lowest ancestor's with one
-        (-1: none, no bound)."""
-        chain = self.chains[j].get(v)
-        if chain is None:
-            h, w, row = self.qis[j].h, self.qis[j].to_root, self.row_of[j]
-            ups, rows = [], []
-            a = v
-            while a >= 0:
-                ups.append(float(w[v] - w[a]))
-                rows.append(int(row[a]))
-                a = int(h.parents[a])
-            cover = rows.copy()
-            for i in range(len(cover) - 2, -1, -1):
-                if cover[i] < 0:
-                    cover[i] = cover[i + 1]
-            chain = self.chains[j][v] = (ups, [r for r in rows if r >= 0], cover)
-        return chain
-
-    def _rows(self, key: list[int]) -> list[int]:
-        return [r for j, v in enumerate(key) for r in self._chain(j, v)[1]]
-
-    def add(self, cid: int, key: list[int]) -> None:
-        self.bits[self._rows(key), cid >> 6] |= np.uint64(1 << (cid & 63))
-
-    def remove(self, cid: int, key: list[int]) -> None:
-        self.bits[self._rows(key), cid >> 6] &= np.uint64(~(1 << (cid & 63)) & (2**64 - 1))
-
-    @staticmethod
-    def _rows_at(chains: list, t: float, skip: int = -1) -> list[int]:
-        """The rows of the A_j(T) for T = t (A_j(T) is the last ancestor with up <= t), all
-        QIs but ``skip``; none for a QI whose A_j(T) is the root."""
-        rows = []
-        for j, (ups, _, cover) in enumerate(chains):
-            r = cover[bisect_right(ups, t) - 1]
-            if r >= 0 and j != skip:
-                rows.append(r)
-        return rows
-
-    def _and(self, rows: list[int]) -> np.ndarray:
-        return self.bits[rows[0]] if len(rows) == 1 else np.bitwise_and.reduce(self.bits[rows])
-
-    def _box(self, chains: list, t: float, limit: float) -> np.ndarray | None:
-        """The ids of the classes in the box of subtrees for T = t (C_s's among them), or
-        None when they are too many to cost one by one."""
-        t += self.slack
-        rows = self._rows_at(chains, t)
-        if not rows:
-            return None
-        acc = self._and(rows)
-        ids = self._ids(acc)
-        if len(ids) <= limit:
-            return ids
-        # too many: cut the box along the QI j whose bound is loosest (the largest
-        # W(s_j) - W(A_j(T))). A class whose LCA with s_j is s_j's ancestor number i costs
-        # at least ups[i] on QI j, leaving T - ups[i] to the others: the union over i of
-        # subtree(ancestor i) x the box of T - ups[i] on the other QIs holds every class
-        # within T, and is much smaller when QI j's steps are large
-        j = max(range(len(chains)), key=lambda i: chains[i][0][bisect_right(chains[i][0], t) - 1])
-        ups, _, cover = chains[j]
-        acc = np.zeros(self.words, dtype=np.uint64)
-        for i in range(bisect_right(ups, t)):
-            rows = self._rows_at(chains, t - ups[i], skip=j)
-            if cover[i] >= 0:
-                rows.append(cover[i])
-            if not rows:
-                return None
-            acc |= self._and(rows)
-        ids = self._ids(acc)
-        return ids if len(ids) <= limit else None
-
-    @staticmethod
-    def _ids(acc: np.ndarray) -> np.ndarray:
-        """The positions of the set bits of ``acc``."""
-        words = np.flatnonzero(acc)
-        bits = np.unpackbits(acc[words].view(np.uint8), bitorder="little").reshape(-1, 64)
-        w, b = np.nonzero(bits)
-        return words[w] * 64 + b
-
-    def nearest(self, s: int, cid: int, key: list[int], n: int, cost_fn,
-                slot_of: np.ndarray) -> np.ndarray | None:  # fmt: skip
-        """The slots of Delta_mu(C_s, C(T)), or None when a full scan is the cheaper way."""
-        limit = NEAR_SHARE * n
-        chains = [self._chain(j, v) for j, v in enumerate(key)]
-        steps = sorted({u for ups, _, _ in chains for u in ups if u > 0.0})
-        if not steps:
-            return None
-        # from the cheapest step up on any QI, doubling: a box grows with T, and a small one
-        # that holds another class gives a bound b that keeps the next box small
-        t = steps[0]
-        while True:
-            box = self._box(chains, t, limit)
-            if box is None:
-                return None
-            if len(box) > 1:  # C_s itself is in its box
+    def plan(self, n: int) -> None:
+        """Choose the leading QIs for ``n`` classes and compute the codes."""
+        lead, product = 0, 1
+        for q in self.qis:
+            if not q.dense or product * q.h.size > min(PREFIX_SHARE * n, PREFIX_MAX):
                 break
-            if t >= steps[-1]:  # the box is the whole table and holds C_s only
-                return None
-            t = max(2.0 * t, steps[bisect_right(steps, t)])
-        box = box[box != cid]
-        slots = slot_of[box]
-        costs = cost_fn(s, n, slots)
-        b = float(costs.min())
-        wide = b + TOL * max(1.0, abs(b))
-        if wide > t:  # the box may miss classes within the tolerance of the minimum
-            box = self._box(chains, wide, limit)
-            if box is None:
-                return None
-            box = box[box != cid]
-            slots = slot_of[box]
-            costs = cost_fn(s, n, slots)
-        return slots[_best(costs)]
+            lead += 1
+            product *= q.h.size
+        self.lead = lead if lead >= 2 else 0
+        self.planned = n
+        self.radix = [q.h.size for q in self.qis[: self.lead]]
+        if self.lead:
+            code = self.cols[0, :n].copy()
+            for j in range(1, self.lead):
+                code *= self.radix[j]
+                code += self.cols[j, :n]
+            self.code[:n] = code
+
+    def set(self, slot: int, new: list[int]) -> None:
+        """Slot ``slot`` now holds nodes ``new``."""
+        if self.lead:
+            code = new[0]
+            for j in range(1, self.lead):
+                code = code * self.radix[j] + new[j]
+            self.code[slot] = code
+        for j in self.sparse:
+            self.pre[j][slot] = self.qis[j].pre[new[j]]
+            self.w[j][slot] = self.qis[j].to_root[new[j]]
+
+    def move(self, dst: int, src: int) -> None:
+        self.code[dst] = self.code[src]
+        for j in self.sparse:
+            self.pre[j][dst] = self.pre[j][src]
+            self.w[j][dst] = self.w[j][src]
+
+    def costs(self, s: int, count: int) -> np.ndarray:
+        if self.lead and count < self.planned // 2:
+            self.plan(count)  # fewer classes: a smaller table pays
+        cols, qis = self.cols, self.qis
+        out = None
+        if self.lead:
+            table = qis[0].pair[cols[0, s]]
+            for j in range(1, self.lead):
+                table = (table[:, None] + qis[j].pair[cols[j, s]][None, :]).ravel()
+            out = table.take(self.code[:count])
+        for j in range(self.lead, len(qis)):
+            qi, a = qis[j], int(cols[j, s])
+            if qi.dense:
+                c = qi.pair[a].take(cols[j, :count])
+            else:
+                # _QI.cost's full pass, with each class's preorder number and W kept, and
+                # W(LCA(a, x)) by preorder held at W(root) between rounds: a round writes
+                # the ranges of a's chain below the root, then puts W(root) back
+                w_lca = self.w_lca[j]
+                chain = qi._chain(a)[:-1]
+                for x in chain[::-1]:
+                    w_lca[qi.pre[x] : qi.end[x]] = qi.to_root[x]
+                wl = w_lca.take(self.pre[j][:count])
+                if len(chain):
+                    top = chain[-1]
+                    w_lca[qi.pre[top] : qi.end[top]] = qi.to_root[qi.h.root]
+                c = qi.to_root[a] + self.w[j][:count] - 2.0 * wl
+            if out is None:
+                out = np.array(c, dtype=np.float64)
+            else:
+                out += c
+        if out is None:  # no QI: every merge is free
+            out = np.zeros(count)
+        return out
 
 
 class _Support:
@@ -676,23 +576,16 @@ class _Context:
         self._cost, self._cost_fn = cost, cost_fn
         self.support, self.slot_of = support, slot_of
         self.xlogx_table = xlogx_table
-        #: the index's search for the cheapest partners (None: scan), see nearest()
-        self.near: Callable[[], np.ndarray | None] | None = None
 
     @property
     def cand(self) -> np.ndarray:
-        """Every slot but C_s's (built when a strategy asks: the index's searches do not)."""
+        """Every slot but C_s's (built when a strategy asks: S1, S2 and S5 do not)."""
         if self._cand is None:
             self._cand = np.delete(np.arange(self.n, dtype=np.intp), self.s)
         return self._cand
 
     def nearest(self) -> np.ndarray:
-        """Delta_mu(C_s, C(T)): the slots of the partners of least merge cost, through the
-        index when there is one and it is the cheaper way, else by costing every class."""
-        if self.near is not None:
-            found = self.near()
-            if found is not None:
-                return found
+        """Delta_mu(C_s, C(T)): the slots of the partners of least merge cost."""
         # every slot costed: C_s's own entry set to +inf leaves the very minimum and ties
         # of the other slots, without copying out the candidates
         cost = self.cost

@@ -29,7 +29,7 @@ def _cost(ctx, idx):
     return ctx.cost_of(idx)
 
 
-def s1(ctx):  # Delta_mu(C_s, C(T)); the context may find it through an index (gaa._NearIndex)
+def s1(ctx):  # Delta_mu(C_s, C(T)); the context costs every class without copying them out
     nearest = getattr(ctx, "nearest", None)
     if nearest is not None:
         return nearest()
@@ -79,19 +79,16 @@ class Strategy:
     uses_cost: bool
     uses_sensitive: bool
     description: str
-    #: starts from Delta_mu over all classes (S1, S2, S5): the cheapest partners, which GAA
-    #: finds through an index instead of costing every class
-    cost_first: bool = False
 
 
 STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in (
-        Strategy("s1", s1, True, False, "minimal generalization cost", cost_first=True),
-        Strategy("s2", s2, True, True, "minimal cost, then maximal l_div", cost_first=True),
+        Strategy("s1", s1, True, False, "minimal generalization cost"),
+        Strategy("s2", s2, True, True, "minimal cost, then maximal l_div"),
         Strategy("s3", s3, True, True, "maximal l_div, then minimal cost"),
         Strategy("s4", s4, True, True, "minimal cost / l_div"),
-        Strategy("s5", s5, True, True, "minimal cost, then minimal t_clo", cost_first=True),
+        Strategy("s5", s5, True, True, "minimal cost, then minimal t_clo"),
         Strategy("s6", s6, True, True, "minimal t_clo, then minimal cost"),
         Strategy("s7", s7, True, True, "minimal cost x t_clo"),
         Strategy("ldiv", only_ldiv, False, True, "maximal l_div only"),
