@@ -5,6 +5,7 @@ check: lint test
 lint:
 	ruff check .
 	ruff format --check .
+	mypy
 
 test:
 	pytest

@@ -382,7 +382,7 @@ def evaluate(
     from anonsql.database import Database
     from anonsql.evaluation.task import evaluate_task
 
-    opened = None
+    opened: Run | Database | None = None
     if isinstance(source, Run):
         db = source.database
         run_id = source.result.run_id if run_id is None else run_id

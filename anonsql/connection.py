@@ -156,6 +156,7 @@ class Connection:
 
             # resolved as the engine resolves it: "ADULT" exists when adult does on DuckDB
             self.database.backend.check_name(output)
+            assert output is not None  # check_name refuses a missing name
             existing = existing_relation(self.database.backend, output)
             if existing is not None:
                 also = "" if existing == output else f" (as {existing!r})"
@@ -170,6 +171,7 @@ class Connection:
 
             backend = self.database.backend
             backend.check_name(output)
+            assert output is not None  # check_name refuses a missing name
             kind = backend.relation_kind(output)
             wanted = p.options.spec.materialize
             if kind is not None and kind != wanted and written_by(self.database, output) is None:

@@ -122,6 +122,10 @@ ALIASES = {
 }
 
 
+#: the algorithms that count units (the lattice searches over a unit histogram)
+UNIT_ALGORITHMS = ("flash", "exhaustive", "heuristic")
+
+
 @dataclass
 class RunOptions:
     """A checked set of options: the spec, and where each QI's hierarchy comes from."""
@@ -152,6 +156,32 @@ def check_sensitive_options(spec: Spec, prefix: str = "", spell: Spell = repr) -
             f"{prefix}hierarchical-EMD t-closeness reads the hierarchy of one sensitive "
             f"attribute ({spell('sensitive_hierarchy')}); with several, use another "
             f"{spell('t_variant')} (equal-emd, ordered-emd, l1)"
+        )
+
+
+def check_unit_options(spec: Spec, prefix: str, spell: Spell = repr) -> None:
+    """What ``unit`` combines with: the lattice searches with global recoding, and no model
+    that reads a population table (its rows are not units)."""
+    from anonsql.algorithms.catalog import SEE
+
+    unit = getattr(spec, "unit", None)
+    if unit is None:
+        return
+    if not isinstance(unit, str) or not unit:
+        raise InputError(f"{prefix}{spell('unit')} is a column name")
+    algorithm = spec.algorithm or "flash"
+    if algorithm not in UNIT_ALGORITHMS or getattr(spec, "recoding_mode", "global") == "local":
+        raise InputError(
+            f"{prefix}{spell('unit')}: algorithm {algorithm!r}"
+            + (" with local recoding" if algorithm in UNIT_ALGORITHMS else "")
+            + f" counts rows, not units; the algorithms that count units are "
+            f"{', '.join(UNIT_ALGORITHMS)} {SEE}"
+        )
+    if getattr(spec, "population", None) is not None:
+        raise InputError(
+            f"{prefix}{spell('unit')}: k-map and delta-presence against a population table "
+            f"count its rows, not people; give the population's size instead "
+            f"({spell('population_size')}: the estimated k-map counts people)"
         )
 
 
@@ -217,7 +247,7 @@ def check_value(option: str, kind: str, value: Any, where: str) -> Any:
 
         return masks_text(value, f"{where}: {option!r}")
     if kind == "size":  # bytes, or a string with a unit ("1GiB")
-        from anonsql.data.engine_classes import parse_size
+        from anonsql.algorithms.lattice.engine_classes import parse_size
 
         return parse_size(value, f"{where}: {option!r}")
     raise AssertionError(kind)
@@ -307,8 +337,6 @@ def check_goal(
     for cls in algorithms.values():
         cls.check(spec, prefix, given, spell, chosen, alone=not combined)
     if combined:  # how options combine; an option checked alone is not judged so
-        from anonsql.data.units import check_unit_options
-
         check_unit_options(spec, prefix, spell)
         check_sensitive_options(spec, prefix, spell)
     if "gs_factor" in given and spec.metric not in (None, "loss"):

@@ -186,6 +186,8 @@ def _run(
     if spec.t is not None and spec.t_variant == "hierarchical-emd":
         if spec.sensitive is None:
             raise InputError("hierarchical EMD needs a sensitive attribute (--sa)")
+        if isinstance(spec.sensitive, list):  # the options refuse it first
+            raise InputError("hierarchical EMD reads the hierarchy of one sensitive attribute")
         sname = db.hierarchies.resolve(spec.sensitive, spec.sensitive_hierarchy)
         sensitive_key = db.hierarchies.pin(sname)
     ctx = RunContext(db, source, spec, keys, sensitive_key, progress, timings, t0)

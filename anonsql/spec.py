@@ -121,7 +121,7 @@ class Spec:
     key_file: str | None = None
     missing: str = "error"  # a QI value its hierarchy lacks: "error" or "suppress"
     # bytes (or "1GiB") the lattice search may use for the histogram; a larger one stays in
-    # the engine (anonsql.data.engine_classes). None: a share of the machine's memory
+    # the engine (anonsql.algorithms.lattice.engine_classes). None: a share of the machine's memory
     memory_budget: int | str | None = None
     # differential privacy (algorithm "safepub", anonsql.algorithms.dp): epsilon and delta
     # spent, the share of epsilon spent choosing the generalization (0: ``levels``, QI ->
@@ -159,6 +159,16 @@ def normalize_sensitive(value: Any, where: str = "sensitive") -> str | list[str]
     return names[0] if len(names) == 1 else names
 
 
+def single_sensitive(spec: Spec) -> str | None:
+    """The sensitive attribute of a run whose algorithm protects one; the options refuse
+    several for the others before a run starts (``check_sensitive_options``)."""
+    if isinstance(spec.sensitive, list):
+        raise InputError(
+            f"algorithm {spec.algorithm!r} protects one sensitive attribute, not several"
+        )
+    return spec.sensitive
+
+
 def sensitive_columns(spec: Any) -> list[str]:
     """Every sensitive attribute of ``spec`` (none, one or several)."""
     s = spec if isinstance(spec, str | list | tuple) or spec is None else spec.sensitive
@@ -167,4 +177,11 @@ def sensitive_columns(spec: Any) -> list[str]:
     return [s] if isinstance(s, str) else list(s)
 
 
-__all__ = ["Option", "Spec", "Spell", "normalize_sensitive", "sensitive_columns"]
+__all__ = [
+    "Option",
+    "Spec",
+    "Spell",
+    "normalize_sensitive",
+    "sensitive_columns",
+    "single_sensitive",
+]

@@ -57,7 +57,7 @@ class RssSampler:
         self._thread.start()
 
     def _run(self) -> None:
-        from anonsql.data.engine_classes import resident_bytes
+        from anonsql.algorithms.lattice.engine_classes import resident_bytes
 
         while not self._done.wait(0.05):
             self.samples.append((time.perf_counter(), resident_bytes()))
@@ -86,7 +86,7 @@ def measure(engine: str, target: str, mode: str, budget: str | None) -> dict:
 
         handler = logging.FileHandler(f"{trace}.{engine}.{mode}.log", mode="w")
         handler.setFormatter(logging.Formatter("%(relativeCreated)10.0f %(message)s"))
-        logger = logging.getLogger("anonsql.data.engine_classes")
+        logger = logging.getLogger("anonsql.algorithms.lattice.engine_classes")
         logger.addHandler(handler)
         logger.setLevel(logging.DEBUG)
     t = time.perf_counter()
@@ -173,15 +173,15 @@ def probe(db, mode: str, limit: str) -> dict:
     after an out-of-memory error); ``materialize=LEVELS``, the output table of the node at
     LEVELS, as the writer builds it (the step after the search, which runs under DuckDB's own
     limit once the histogram is dropped)."""
-    from anonsql.data.engine_classes import (
+    from anonsql.algorithms.lattice.engine_classes import (
         EngineHistogram,
         estimated_combinations,
         parse_size,
     )
+    from anonsql.algorithms.recoding import LevelRecoding
     from anonsql.models.goal import build_models
     from anonsql.output.guard import guarded_query
     from anonsql.output.materialize import replace_output
-    from anonsql.output.recoding import LevelRecoding
     from anonsql.output.writer import make_guard, output_columns
     from anonsql.spec import Spec
 

@@ -111,7 +111,7 @@ def adult() -> None:
     from anonsql.metrics.quality import quality_model
     from anonsql.models import KAnonymity
     from anonsql.models.requirements import Requirements
-    from tests.conftest import ADULT_QIS
+    from tests.helpers.data import ADULT_QIS
 
     folder = SHARED / "adult"
     if not folder.is_dir():

@@ -15,7 +15,7 @@ from sqlglot import exp
 from anonsql.backend.sql_templates import table
 from anonsql.database import Database
 from anonsql.errors import AnonsqlError, BackendError, InputError, UnsupportedDialectError
-from anonsql.output.provenance import Provenance
+from anonsql.provenance import Provenance
 from anonsql.run import anonymize
 from anonsql.spec import Spec
 from tests.helpers.engines import QIS, SPECS, output_rows, people, roles, setup, summary

@@ -246,12 +246,15 @@ def test_sampling_rate_matches_beta(eps):
     con.execute(f"CREATE TABLE t AS SELECT range AS x FROM range({n})")
     t = sampling_threshold(eps)
     beta = beta_of(t)
-    q = sample_query("duckdb", "t", Randomness(3).sample_key(), t)
-    drawn = con.execute(f"SELECT COUNT(*) FROM ({q.sql('duckdb')})").fetchone()[0]
+    key = Randomness(3).sample_key()
+    q = sample_query("duckdb", "t", t)
+    drawn = con.execute(f"SELECT COUNT(*) FROM ({q.sql('duckdb')})", [key]).fetchone()[0]
     sd = math.sqrt(n * beta * (1 - beta))
     assert abs(drawn - n * beta) < 5 * sd
     # and the draws are independent of the row: the first and second halves agree too
-    half = con.execute(f"SELECT COUNT(*) FROM ({q.sql('duckdb')}) WHERE x < {n // 2}").fetchone()[0]
+    half = con.execute(
+        f"SELECT COUNT(*) FROM ({q.sql('duckdb')}) WHERE x < {n // 2}", [key]
+    ).fetchone()[0]
     assert binom.cdf(half, drawn, 0.5) > 1e-7 and binom.sf(half, drawn, 0.5) > 1e-7
 
 
@@ -260,8 +263,8 @@ def test_seeded_sample_with_order_is_reproducible():
     con.execute("CREATE TABLE t AS SELECT range % 7 AS x, range AS y FROM range(3000)")
     t = sampling_threshold(0.7)
     key = Randomness(1).sample_key()
-    q = sample_query("duckdb", "t", key, t, order=["x", "y"]).sql("duckdb")
-    first = con.execute(f"SELECT y FROM ({q}) ORDER BY y").fetchall()
+    q = sample_query("duckdb", "t", t, order=["x", "y"]).sql("duckdb")
+    first = con.execute(f"SELECT y FROM ({q}) ORDER BY y", [key]).fetchall()
     con.execute("CREATE TABLE u AS SELECT * FROM t ORDER BY y DESC")  # another storage order
-    q2 = sample_query("duckdb", "u", key, t, order=["x", "y"]).sql("duckdb")
-    assert con.execute(f"SELECT y FROM ({q2}) ORDER BY y").fetchall() == first
+    q2 = sample_query("duckdb", "u", t, order=["x", "y"]).sql("duckdb")
+    assert con.execute(f"SELECT y FROM ({q2}) ORDER BY y", [key]).fetchall() == first

@@ -125,6 +125,47 @@ def test_os_randomness_by_default(db):
     assert "SEEDED" not in r.guarantee
 
 
+def test_the_sample_key_is_bound_never_in_a_statement(db, monkeypatch):
+    """The sampler's secret key travels as a bound parameter: no statement text anonsql sends
+    holds it (an engine shows running statements and logs their text)."""
+    from anonsql.algorithms.dp.mechanisms import Randomness
+
+    keys: list[str] = []
+    draw = Randomness.sample_key
+    monkeypatch.setattr(Randomness, "sample_key", lambda self: keys.append(draw(self)) or keys[-1])
+    texts: list[str] = []
+    be = type(db.backend)
+    sql_text = be.sql_text
+    monkeypatch.setattr(
+        be, "sql_text", lambda self, st: texts.append(sql_text(self, st)) or texts[-1]
+    )
+    anonymize(db, "census", dp(seed=None, materialize="table"))
+    (key,) = keys
+    assert len(key) == 64 and any("SHA256(?" in t for t in texts)
+    assert not any(key in t for t in texts)
+
+
+def test_a_sample_whose_output_was_dropped_goes_at_the_next_write(tmp_path):
+    """An output dropped by hand leaves its stored sample (sampled source rows) unread:
+    status names it, and the next anonsql write, of any output, drops it."""
+    path = str(tmp_path / "dp.duckdb")
+    db = Database.open(path)
+    setup_demo(db, rows=2000)
+    r = anonymize(db, "census", dp())
+    sample = dp_params(db, r.run_id)["sample"]
+    db.backend.execute("DROP VIEW census_dp")
+    db.close()
+    out = CliRunner().invoke(cli, ["status", "--json", "--db", path])
+    assert json.loads(out.output)["orphaned_samples"] == [sample]
+    out = CliRunner().invoke(cli, ["status", "--db", path])
+    assert "stored samples of dropped DP outputs (sampled source rows" in out.output
+    db = Database.open(path)
+    assert db.backend.table_exists(sample)
+    anonymize(db, "census", Spec(qis=["age", "sex"], k=2, output="other", columns=["age", "sex"]))
+    assert not db.backend.table_exists(sample)
+    db.close()
+
+
 def test_two_releases_add_up_and_a_release_beyond_the_limit_writes_nothing(db):
     anonymize(db, "census", dp())
     anonymize(db, "census", dp(output="census_dp2", dp_epsilon=0.5, dp_delta=1e-5))

@@ -18,9 +18,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from anonsql.data import engine_classes
-from anonsql.data.classes import Partition
-from anonsql.data.engine_classes import (
+from anonsql.algorithms.lattice import engine_classes
+from anonsql.algorithms.lattice.engine_classes import (
     ENGINE_FLOOR,
     ENGINE_SHARE,
     EngineHistogram,
@@ -28,6 +27,7 @@ from anonsql.data.engine_classes import (
     load_histogram,
     parse_size,
 )
+from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
 from anonsql.database import Database
 from anonsql.errors import InputError, MissingValuesError
@@ -349,7 +349,7 @@ def test_the_budget_bounds_what_is_read(db):
     assert limit() == 4 << 30
 
 
-# -- nodes too large for the budget: assessed in batches (anonsql.data.node_summary) ----------
+# -- nodes too large for the budget: assessed in batches (algorithms/lattice/node_summary)
 
 
 def _model_sets():
@@ -392,7 +392,7 @@ def test_nodes_assessed_in_batches_as_in_memory(n, seed, which, metric, supp, ba
     """A node summarized batch by batch (batches of a few rows, so classes with several
     sensitive values span batches) has the in-memory node's verdict, suppressed records,
     released classes, score, partition bound and screening, for every model and metric."""
-    from anonsql.data.node_summary import NodeSummary
+    from anonsql.algorithms.lattice.node_summary import NodeSummary
     from anonsql.metrics.quality import quality_model
     from anonsql.models.requirements import Requirements, population_histogram
 
@@ -486,7 +486,7 @@ def test_k_anonymity_summaries_from_class_sizes(n, seed, k, metric, supp, sensit
     import itertools
 
     from anonsql import models as md
-    from anonsql.data.node_summary import NodeSummary
+    from anonsql.algorithms.lattice.node_summary import NodeSummary
     from anonsql.metrics.quality import quality_model
     from anonsql.models.requirements import Requirements
 
@@ -599,7 +599,7 @@ def test_parts_follow_the_estimate_and_the_engine_limit(monkeypatch):
     """The parts derived from the estimate of combinations and DuckDB's limit (here made
     large by a larger cost per combination, capped at MAX_PARTS) give the in-memory
     search's optimum, classes, suppressed rows and output rows."""
-    import anonsql.data.engine_classes as ec
+    import anonsql.algorithms.lattice.engine_classes as ec
 
     frame = people(800, seed=21)
     ref, db = Database.open(":memory:"), Database.open(":memory:")
@@ -617,7 +617,7 @@ def test_out_of_memory_in_a_part_starts_again_in_more_parts(db, monkeypatch):
     """DuckDB running out of memory in a part drops what the earlier parts wrote and builds
     again in PART_GROWTH times the parts; when MAX_PARTS fail too, the run stops with the
     budget error and leaves no temporary relation, its limit restored."""
-    import anonsql.data.engine_classes as ec
+    import anonsql.algorithms.lattice.engine_classes as ec
 
     frame = people(400, seed=8)
     setup(db, frame)

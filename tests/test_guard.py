@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anonsql.algorithms.recoding import LevelRecoding, TableRecoding
 from anonsql.database import Database
 from anonsql.hierarchy.hierarchy import Hierarchy
 from anonsql.models import (
@@ -28,7 +29,6 @@ from anonsql.models import (
     RecursiveCLDiversity,
 )
 from anonsql.output.guard import Guard, guarded_query
-from anonsql.output.recoding import LevelRecoding, TableRecoding
 from tests import brute
 from tests.strategies import anonymization_cases
 
@@ -197,7 +197,7 @@ def test_recoding_table_guard_suppresses_new_tuples():
     h = Hierarchy.from_rows("q", [["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]])
     db.hierarchies.save(h)
     db.backend.write_frame("t", pd.DataFrame({"q": ["a", "b", "a", "b", "c"]}))
-    from anonsql.output.provenance import Provenance
+    from anonsql.provenance import Provenance
 
     prov = Provenance(db.backend)
     ab = h.node("ab", 1)

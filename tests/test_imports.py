@@ -1,5 +1,5 @@
-"""The package's import graph (issue 29): no cycle between its modules, the imports inside
-functions included, and the layers the folders stand for.
+"""The package's import graph (issue 29): no cycle between its modules nor between its
+packages, the imports inside functions included, and the layers the folders stand for.
 
 Every ``import`` and ``from ... import`` of ``anonsql`` is read with ``ast``, at any depth (a
 lazy import inside a function is a dependency all the same: it only moves the failure to
@@ -137,6 +137,84 @@ def test_no_import_cycle_between_modules():
 
 def test_the_cycle_finder_finds_one():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _package(module: str) -> str:
+    """The package of anonsql that ``module`` belongs to: ``anonsql.data`` for
+    ``anonsql.data.histogram``; a module beside the packages (``anonsql.spec``) is its own."""
+    return ".".join(module.split(".")[:2])
+
+
+def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        edges = out.setdefault(_package(module), set())
+        edges.update(_package(t) for t in targets if _package(t) != _package(module))
+    return out
+
+
+PACKAGES = _package_graph(GRAPH)
+
+
+def _package_imports(source: str, target: str) -> list[tuple[str, str]]:
+    """The module imports that make package ``source`` depend on package ``target``."""
+    return sorted(
+        (m, t)
+        for m, targets in GRAPH.items()
+        if _package(m) == source
+        for t in targets
+        if _package(t) == target
+    )
+
+
+def test_no_import_cycle_between_packages():
+    """A package (``anonsql.data``, ``anonsql.models``, ...) is one layer: modules of two
+    packages importing each other, even through others and inside functions, tie the layers
+    together, so neither can be read, tested or replaced alone."""
+    cycles = _cycles(PACKAGES)
+    why = {
+        (a, b): _package_imports(a, b)
+        for cycle in cycles
+        for a in cycle
+        for b in sorted(PACKAGES[a] & set(cycle))
+    }
+    assert cycles == [], why
+
+
+def test_the_package_graph_folds_modules_into_packages():
+    assert _package("anonsql.algorithms.lattice.flash") == "anonsql.algorithms"
+    assert _package("anonsql.spec") == "anonsql.spec"
+    assert _package_graph({"anonsql.a.x": {"anonsql.b.y"}, "anonsql.b.z": {"anonsql.a"}}) == {
+        "anonsql.a": {"anonsql.b"},
+        "anonsql.b": {"anonsql.a"},
+    }
+    assert _cycles(_package_graph({"anonsql.a.x": {"anonsql.b.y"}, "anonsql.b.z": {"anonsql.a"}}))
+
+
+#: the run's pipeline, lowest first: a package imports only those before it. The engines run
+#: the SQL; the hierarchies and the database's catalogs; what is read of the source (the
+#: histogram and its classes); the measures and the privacy models, compiled to SQL or run on
+#: classes; the algorithms, which decide the recoding; the one writer, which publishes it.
+PIPELINE = (
+    "anonsql.backend",
+    "anonsql.hierarchy",
+    "anonsql.database",
+    "anonsql.data",
+    "anonsql.metrics",
+    "anonsql.models",
+    "anonsql.algorithms",
+    "anonsql.output",
+)
+
+
+def test_the_pipeline_imports_downwards():
+    wrong = {
+        (low, high): _package_imports(low, high)
+        for i, low in enumerate(PIPELINE)
+        for high in PIPELINE[i + 1 :]
+        if high in PACKAGES[low]
+    }
+    assert wrong == {}
 
 
 def _under(module: str, package: str) -> bool:

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 import anonsql
 from anonsql.algorithms.lattice.searches import Exhaustive, Flash
+from anonsql.algorithms.recoding import LevelRecoding
 from anonsql.cli.main import cli
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
@@ -57,7 +58,6 @@ from anonsql.models.goal import build_models
 from anonsql.models.l_diversity import grassberger_g
 from anonsql.models.requirements import Requirements
 from anonsql.output.guard import Guard, guarded_query
-from anonsql.output.recoding import LevelRecoding
 from anonsql.run import anonymize
 from anonsql.spec import Spec
 from tests import brute

@@ -27,6 +27,7 @@ from scipy import optimize
 
 import anonsql
 from anonsql.algorithms.lattice.searches import Exhaustive, Flash
+from anonsql.algorithms.recoding import LevelRecoding
 from anonsql.cli.inspect import MODEL_FAILS
 from anonsql.cli.main import cli
 from anonsql.data.classes import Partition
@@ -59,7 +60,6 @@ from anonsql.models.goal import build_models
 from anonsql.models.requirements import Requirements
 from anonsql.options import run_options
 from anonsql.output.guard import Guard, guarded_query
-from anonsql.output.recoding import LevelRecoding
 from tests.strategies import anonymization_cases
 from tests.test_search_soundness import _documented_optimum
 

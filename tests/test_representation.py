@@ -13,7 +13,7 @@ from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.evaluation.representation import column_names, representation_query
 from anonsql.hierarchy.hierarchy import Hierarchy
-from anonsql.output.provenance import Provenance
+from anonsql.provenance import Provenance
 from anonsql.run import anonymize
 from anonsql.spec import Spec
 from tests.strategies import anonymization_cases

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import sqlglot
 
+from anonsql.algorithms.recoding import LevelRecoding, TableRecoding
 from anonsql.backend.macros import macro_statements
 from anonsql.data.histogram import histogram_query
 from anonsql.dialect.anonsql_dialect import AnonSQL
@@ -25,7 +26,6 @@ from anonsql.models import (
 )
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.materialize import create_statement
-from anonsql.output.recoding import LevelRecoding, TableRecoding
 from tests.test_sql_surface import STATEMENTS
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"

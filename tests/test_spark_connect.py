@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from anonsql.data import engine_classes
+from anonsql.algorithms.lattice import engine_classes
 from anonsql.database import Database
 from anonsql.errors import BackendError
 from anonsql.run import anonymize

@@ -39,8 +39,8 @@ def _visits(people: pd.DataFrame, rows_per_person: list[int]) -> pd.DataFrame:
     return out.assign(visit=np.arange(len(out)))
 
 
-def _db(tables: dict[str, pd.DataFrame], hs: list[Hierarchy]) -> Database:
-    db = Database.open(":memory:")
+def _db(tables: dict[str, pd.DataFrame], hs: list[Hierarchy], path: str = ":memory:") -> Database:
+    db = Database.open(path)
     for name, frame in tables.items():
         db.backend.write_frame(name, frame)
     for h in hs:
@@ -103,13 +103,13 @@ def test_units_count_like_one_row_per_person(case, data):
     db.close()
 
 
-def _zip_case() -> Database:
+def _zip_case(path: str = ":memory:") -> Database:
     """Seven people in two zip areas, 1 to 4 visits each."""
     zips = [f"1000{i}" for i in range(4)] + [f"2000{i}" for i in range(4)]
     h = Hierarchy.from_rows("zip", [[z, z[:4] + "*", "*"] for z in zips])
     people = pd.DataFrame({"zip": ["10000", "10001", "10002", "10003", "20000", "20001", "20002"]})
     visits = _visits(people, [1, 4, 2, 3, 1, 2, 4])
-    return _db({"visits": visits}, [h])
+    return _db({"visits": visits}, [h], path)
 
 
 def test_the_guard_counts_units_after_the_source_changes():
@@ -175,6 +175,42 @@ def test_what_a_unit_does_not_combine_with(extra, message, monkeypatch):
         anonymize(db, "visits", Spec(**spec))
     assert not db.backend.relation_kind("o")
     db.close()
+
+
+def test_status_counts_units_at_the_run_and_now(tmp_path):
+    """``status`` reads the suppression limit as the run did, in people: a unit counts once
+    however many rows it has, and as suppressed as soon as one of its rows is."""
+    from anonsql.output.status import output_status
+
+    path = str(tmp_path / "u.duckdb")
+    db = _zip_case(path)
+    db.backend.execute("INSERT INTO visits VALUES ('10000', NULL, 300)")
+    spec = dict(qis=["zip"], k=3, unit="pid", **VISIT, missing="suppress", suppression=0.2)
+    r = anonymize(db, "visits", Spec(**spec, output="o"))
+    (s,) = output_status(db, "o")
+    assert s.unit == "pid" and s.to_dict()["counted_in"] == "units of pid"
+    # seven people and the row without a person, which counts as one unit (suppressed)
+    assert (s.rows_at_run, s.suppressed_at_run) == (8, 1) == (s.rows_now, s.suppressed_now)
+    assert r.measures["suppressed_rows"] == 1
+    # p5 leaves: "2000*" keeps p4 (1 visit) and p6 (4 visits), 5 rows but 2 people < k = 3,
+    # so 2 people are suppressed now, not 5 rows; with the unitless row 3 of 7 units
+    db.backend.execute("DELETE FROM visits WHERE pid = 'p5'")
+    (s,) = output_status(db, "o")
+    assert (s.rows_now, s.suppressed_now) == (7, 3) and not s.within_limit
+    db.close()
+    from anonsql.cli.main import cli
+
+    out = CliRunner().invoke(cli, ["status", "o", "--db", path])
+    assert out.exit_code == 1 and "now:    7 units of pid, 3 suppressed" in out.output
+    # `check` of the output counts its rows (it holds no person) and says so
+    out = CliRunner().invoke(cli, ["check", "o", "--qi", "zip", "--k", "3", "--db", path])
+    assert (
+        "o's run counted people (units of pid)" in out.output
+        and "rows 16, classes 1, suppressed rows 6" in out.output
+    )
+    out = CliRunner().invoke(cli, ["check", "o", "--qi", "zip", "--k", "3", "--json", "--db", path])
+    body = json.loads(out.output)
+    assert body["counted_in"] == "rows" and body["run_counted_in"] == "units of pid"
 
 
 def test_check_counts_units():

@@ -11,8 +11,9 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from anonsql.algorithms.recoding import Recoding
+from anonsql.errors import InputError
 from anonsql.models.base import PrivacyModel
-from anonsql.output.recoding import Recoding
 from anonsql.spec import Spec, Spell
 
 if TYPE_CHECKING:
@@ -46,6 +47,15 @@ class RunContext:
     #: DuckDB's memory limit held by a histogram kept in the engine, so the write runs
     #: within the same budget as the search
     after: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    @property
+    def pinned_keys(self) -> list[str]:
+        """``keys`` of an algorithm that reads every QI's hierarchy: the run loads or builds
+        one for each QI unless the algorithm sets ``hierarchies_optional``."""
+        keys = [k for k in self.keys if k is not None]
+        if len(keys) != len(self.keys):
+            raise InputError("this algorithm needs a hierarchy for every quasi-identifier")
+        return keys
 
 
 @dataclass

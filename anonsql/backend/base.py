@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def generate(statement: exp.Expression, dialect: str) -> str:
+def generate(statement: exp.Expr, dialect: str) -> str:
     """``statement`` as SQL text of ``dialect``; a construct the dialect cannot express is an
     error raised before anything runs (sqlglot would otherwise emit a best guess)."""
     from anonsql.backend.dialects import check_constructs
@@ -61,7 +61,7 @@ class Backend(ABC):
         self.schemas_ready: set[str] = set()
 
     # -- running SQL ---------------------------------------------------------------------
-    def sql_text(self, statement: exp.Expression | str) -> str:
+    def sql_text(self, statement: exp.Expr | str) -> str:
         """SQL text for this engine. Expressions are generated for the backend's dialect;
         strings are library SQL written in DuckDB's dialect (with ``?`` parameters) and are
         transpiled for other engines."""
@@ -72,23 +72,19 @@ class Backend(ABC):
         return generate(statement, self.dialect)
 
     @abstractmethod
-    def execute(self, statement: exp.Expression | str, params: list[Any] | None = None) -> None:
+    def execute(self, statement: exp.Expr | str, params: list[Any] | None = None) -> None:
         """Run one statement for its effect."""
 
     @abstractmethod
-    def fetchall(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
-    ) -> list[tuple]:
+    def fetchall(self, statement: exp.Expr | str, params: list[Any] | None = None) -> list[tuple]:
         """Run one query and return its rows."""
 
     @abstractmethod
-    def fetch_df(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
-    ) -> pd.DataFrame:
+    def fetch_df(self, statement: exp.Expr | str, params: list[Any] | None = None) -> pd.DataFrame:
         """Run one query and return a pandas DataFrame."""
 
     def fetch_columns(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
+        self, statement: exp.Expr | str, params: list[Any] | None = None
     ) -> dict[str, Any]:
         """Run a query and return its columns as arrays (no DataFrame is built)."""
         df = self.fetch_df(statement, params)
@@ -103,7 +99,7 @@ class Backend(ABC):
     def write_frame(self, name: str, frame: pd.DataFrame, temporary: bool = False) -> None:
         """Create table ``name`` from a DataFrame (replacing a table of that name)."""
 
-    def insert_frame(self, statement: Callable[[exp.Table], exp.Expression], frame) -> None:
+    def insert_frame(self, statement: Callable[[exp.Table], exp.Expr], frame) -> None:
         """Run ``statement(staging)``, an INSERT ... SELECT reading ``frame`` staged as a
         temporary table (the frame's values never become SQL text)."""
         staging = "__anonsql_staging"

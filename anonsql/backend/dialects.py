@@ -18,21 +18,21 @@ from anonsql.errors import UnsupportedDialectError
 TARGETS = ("duckdb", "postgres", "spark", "snowflake", "bigquery")
 
 
-def _has_array(tree: exp.Expression) -> bool:
+def _has_array(tree: exp.Expr) -> bool:
     return any(d.is_type(exp.DataType.Type.ARRAY) for d in tree.find_all(exp.DataType)) or any(
         True for _ in tree.find_all(exp.Bracket)
     )
 
 
-def _has_recursive_cte(tree: exp.Expression) -> bool:
+def _has_recursive_cte(tree: exp.Expr) -> bool:
     return any(w.args.get("recursive") for w in tree.find_all(exp.With))
 
 
-def _has_star_replace(tree: exp.Expression) -> bool:
+def _has_star_replace(tree: exp.Expr) -> bool:
     return any(s.args.get("replace") for s in tree.find_all(exp.Star))
 
 
-def _has_arg_min(tree: exp.Expression) -> bool:
+def _has_arg_min(tree: exp.Expr) -> bool:
     return any(True for _ in tree.find_all(exp.ArgMin, exp.ArgMax))
 
 
@@ -40,7 +40,7 @@ def _has_arg_min(tree: exp.Expression) -> bool:
 # no array column type in T-SQL, MySQL, SQLite, Oracle, Teradata; no recursive CTE in Hive
 # or Spark before 4.1 ("spark2"); no ``* REPLACE (...)`` outside DuckDB, BigQuery, Snowflake
 # and ClickHouse; no ARG_MIN / MIN_BY aggregate in PostgreSQL, SQLite, MySQL or T-SQL.
-_CONSTRUCTS: list[tuple[str, Callable[[exp.Expression], bool], frozenset[str]]] = [
+_CONSTRUCTS: list[tuple[str, Callable[[exp.Expr], bool], frozenset[str]]] = [
     (
         "array columns",
         _has_array,
@@ -70,7 +70,7 @@ def check_dialect_name(dialect: str) -> None:
         ) from None
 
 
-def check_constructs(tree: exp.Expression, dialect: str, what: str = "this statement") -> None:
+def check_constructs(tree: exp.Expr, dialect: str, what: str = "this statement") -> None:
     """Raise :class:`UnsupportedDialectError` when ``tree`` uses a construct ``dialect``
     lacks."""
     for construct, detect, lacking in _CONSTRUCTS:

@@ -53,27 +53,23 @@ class DuckDBBackend(Backend):
             self._sole_writer = row is not None and not remote and kind in (None, "duckdb")
         return self._sole_writer
 
-    def execute(self, statement: exp.Expression | str, params: list[Any] | None = None) -> None:
+    def execute(self, statement: exp.Expr | str, params: list[Any] | None = None) -> None:
         self.con.execute(self.sql_text(statement), params or [])
 
-    def fetchall(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
-    ) -> list[tuple]:
+    def fetchall(self, statement: exp.Expr | str, params: list[Any] | None = None) -> list[tuple]:
         return self.con.execute(self.sql_text(statement), params or []).fetchall()
 
-    def fetch_df(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
-    ) -> pd.DataFrame:
+    def fetch_df(self, statement: exp.Expr | str, params: list[Any] | None = None) -> pd.DataFrame:
         return self.con.execute(self.sql_text(statement), params or []).df()
 
     def fetch_columns(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
+        self, statement: exp.Expr | str, params: list[Any] | None = None
     ) -> dict[str, Any]:
         result = self.con.execute(self.sql_text(statement), params or []).fetchnumpy()
         # NULLs arrive as masked arrays; fill them with NaN-like markers the caller checks
         out = {}
         for name, col in result.items():
-            if hasattr(col, "mask") and np.ma.is_masked(col):
+            if isinstance(col, np.ma.MaskedArray) and np.ma.is_masked(col):
                 if col.dtype.kind in "OU":
                     # None itself: ``filled(None)`` would write numpy's default fill value of
                     # object arrays, the string '?', indistinguishable from a real '?'
@@ -110,7 +106,7 @@ class DuckDBBackend(Backend):
         finally:
             self.con.unregister(view)
 
-    def insert_frame(self, statement: Callable[[exp.Table], exp.Expression], frame) -> None:
+    def insert_frame(self, statement: Callable[[exp.Table], exp.Expr], frame) -> None:
         """``statement(frame)`` reading the frame registered under a private name: one
         statement (the default stages it in a temporary table first: three). The frame's
         values never become SQL text."""

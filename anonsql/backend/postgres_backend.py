@@ -82,7 +82,7 @@ class PostgresBackend(Backend):
         self.con.autocommit = True
 
     # -- running SQL -----------------------------------------------------------------------
-    def _run(self, statement: exp.Expression | str, params: list[Any] | None):
+    def _run(self, statement: exp.Expr | str, params: list[Any] | None):
         sql = self.sql_text(statement)
         try:
             return self.con.execute(sql, params or None, prepare=False)
@@ -90,17 +90,13 @@ class PostgresBackend(Backend):
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise BackendError(f"PostgreSQL: {first}") from e
 
-    def execute(self, statement: exp.Expression | str, params: list[Any] | None = None) -> None:
+    def execute(self, statement: exp.Expr | str, params: list[Any] | None = None) -> None:
         self._run(statement, params)
 
-    def fetchall(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
-    ) -> list[tuple]:
+    def fetchall(self, statement: exp.Expr | str, params: list[Any] | None = None) -> list[tuple]:
         return [tuple(r) for r in self._run(statement, params).fetchall()]
 
-    def fetch_df(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
-    ) -> pd.DataFrame:
+    def fetch_df(self, statement: exp.Expr | str, params: list[Any] | None = None) -> pd.DataFrame:
         import pandas as pd
 
         cur = self._run(statement, params)
@@ -108,7 +104,7 @@ class PostgresBackend(Backend):
         return pd.DataFrame(cur.fetchall(), columns=names)
 
     def fetch_columns(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
+        self, statement: exp.Expr | str, params: list[Any] | None = None
     ) -> dict[str, Any]:
         """COPY the result out as CSV and parse it with pandas: row-by-row adaptation would
         dominate the run on a histogram of millions of rows. Integer columns with NULLs come
@@ -156,7 +152,7 @@ class PostgresBackend(Backend):
         import pandas as pd
 
         try:
-            cur = self.con.execute(sql, prepare=False)  # type: ignore[arg-type]
+            cur = self.con.execute(sql, prepare=False)
         except self._psycopg.Error as e:
             raise BackendError(f"PostgreSQL: {str(e).strip().splitlines()[0]}") from None
         if cur.description is None:

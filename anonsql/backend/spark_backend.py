@@ -49,19 +49,20 @@ def _error(e: Exception) -> BackendError:
     return BackendError(f"Spark: {text.splitlines()[0] if text else type(e).__name__}")
 
 
-def delete_as_rewrite(statement: exp.Delete, staging: str) -> list[exp.Expression]:
+def delete_as_rewrite(statement: exp.Delete, staging: str) -> list[exp.Expr]:
     """``DELETE FROM t WHERE c`` for tables without DELETE: copy the rows to keep into
     ``staging`` (``EXCEPT ALL`` keeps rows where ``c`` is NULL, as DELETE does), drop ``t``,
     rename the copy."""
     name = statement.this.name
     where = statement.args.get("where")
-    keep = exp.select("*").from_(table(name))
+    rows = exp.select("*").from_(table(name))
+    keep: exp.Query
     if where is not None:
         keep = exp.except_(
-            keep, exp.select("*").from_(table(name)).where(where.this), distinct=False
+            rows, exp.select("*").from_(table(name)).where(where.this), distinct=False
         )
     else:
-        keep = keep.where(exp.false())
+        keep = rows.where(exp.false())
     create = exp.Create(
         this=table(staging),
         kind="TABLE",
@@ -242,26 +243,22 @@ class SparkBackend(Backend):
         except Exception as e:
             raise _error(e) from e
 
-    def execute(self, statement: exp.Expression | str, params: list[Any] | None = None) -> None:
+    def execute(self, statement: exp.Expr | str, params: list[Any] | None = None) -> None:
         if isinstance(statement, exp.Expression):
             if isinstance(statement, exp.Delete):
                 return self._delete(statement)
             if isinstance(statement, exp.Create):
-                return self._create(statement)
+                return self._create(statement, params)
             if isinstance(statement, exp.Drop):
                 return self._drop(statement)
             if isinstance(statement, exp.Insert):
                 self._protect(statement.this.find(exp.Table))
         self._collect(self.sql_text(statement), params)
 
-    def fetchall(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
-    ) -> list[tuple]:
+    def fetchall(self, statement: exp.Expr | str, params: list[Any] | None = None) -> list[tuple]:
         return [tuple(r) for r in self._collect(self.sql_text(statement), params)]
 
-    def fetch_df(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
-    ) -> pd.DataFrame:
+    def fetch_df(self, statement: exp.Expr | str, params: list[Any] | None = None) -> pd.DataFrame:
         return self._to_pandas(self._sql(self.sql_text(statement), params))
 
     @staticmethod
@@ -272,7 +269,7 @@ class SparkBackend(Backend):
             raise _error(e) from e
 
     def fetch_columns(
-        self, statement: exp.Expression | str, params: list[Any] | None = None
+        self, statement: exp.Expr | str, params: list[Any] | None = None
     ) -> dict[str, Any]:
         from pyspark.sql.types import IntegralType
 
@@ -391,7 +388,7 @@ class SparkBackend(Backend):
             raise BackendError(f"Spark: no table or view named {target!r}")
         self._drop_if_exists(target)
 
-    def _create(self, statement: exp.Create) -> None:
+    def _create(self, statement: exp.Create, params: list[Any] | None = None) -> None:
         target = statement.this.find(exp.Table)
         name = target.name if target else ""
         exists = bool(name) and self.table_exists(name)
@@ -407,7 +404,7 @@ class SparkBackend(Backend):
             props = statement.args.get("properties") or exp.Properties(expressions=[])
             props.append("expressions", exp.FileFormatProperty(this=exp.var("parquet")))
             statement.set("properties", props)
-        self._collect(self.sql_text(statement))
+        self._collect(self.sql_text(statement), params)
         self._created(name)
 
     def _delete(self, statement: exp.Delete) -> None:

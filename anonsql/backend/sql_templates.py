@@ -45,7 +45,7 @@ def column(name: str, table_alias: str | None = None) -> exp.Column:
     )
 
 
-def literal(value: Any) -> exp.Expression:
+def literal(value: Any) -> exp.Expr:
     return exp.convert(value)
 
 
@@ -54,7 +54,7 @@ def literal(value: Any) -> exp.Expression:
 _POSITION_KEYS = ("line", "col", "start", "end")
 
 
-def _without_positions(tree: exp.Expression) -> exp.Expression:
+def _without_positions(tree: exp.Expr) -> exp.Expr:
     for node in tree.walk():
         meta = node._meta
         if meta:
@@ -65,7 +65,7 @@ def _without_positions(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def _read(name: str, dialect: str) -> tuple[exp.Expression, str]:
+def _read(name: str, dialect: str) -> tuple[exp.Expr, str]:
     base = sql_dir()
     rel = Path(name + ".sql")
     override = base / rel.parent / f"{dialect}__{rel.name}"
@@ -78,7 +78,7 @@ def _read(name: str, dialect: str) -> tuple[exp.Expression, str]:
 
 
 @cache
-def _compiled(name: str, dialect: str) -> tuple[exp.Expression, frozenset[str]]:
+def _compiled(name: str, dialect: str) -> tuple[exp.Expr, frozenset[str]]:
     """Template ``name`` parsed once per process: its tree (never handed out: callers get a
     copy, filled) and the names of its placeholders."""
     tree, _ = _read(name, dialect)
@@ -88,12 +88,12 @@ def _compiled(name: str, dialect: str) -> tuple[exp.Expression, frozenset[str]]:
 
 
 @cache
-def _parsed(name: str, dialect: str) -> tuple[exp.Expression, str]:
+def _parsed(name: str, dialect: str) -> tuple[exp.Expr, str]:
     # the path taken with the caches off (anonsql.backend.caches.disabled): as before
     return _read(name, dialect)
 
 
-def template(name: str, /, dialect: str = "duckdb", **params: Any) -> exp.Expression:
+def template(name: str, /, dialect: str = "duckdb", **params: Any) -> exp.Expr:
     """Load template ``sql/<name>.sql`` and fill its placeholders.
 
     ``params`` values: sqlglot expressions are inserted as they are (use :func:`ident` and
@@ -103,7 +103,9 @@ def template(name: str, /, dialect: str = "duckdb", **params: Any) -> exp.Expres
     if not caches.ENABLED:
         parsed, _ = _parsed(name, dialect)
         tree = parsed.copy()
-        wanted = {p.name for p in tree.find_all(exp.Placeholder) if p.name}
+        wanted: set[str] | frozenset[str] = {
+            p.name for p in tree.find_all(exp.Placeholder) if p.name
+        }
     else:
         # replace_placeholders copies the tree before it fills it: the one copy needed
         tree, wanted = _compiled(name, dialect)
@@ -114,6 +116,15 @@ def template(name: str, /, dialect: str = "duckdb", **params: Any) -> exp.Expres
     return exp.replace_placeholders(tree, **filled)
 
 
+def query_template(name: str, /, dialect: str = "duckdb", **params: Any) -> exp.Query:
+    """:func:`template` of a template that is one query (a SELECT or a set operation), typed
+    so: a caller selects from it, joins it or adds to it."""
+    tree = template(name, dialect, **params)
+    if not isinstance(tree, exp.Query):
+        raise TypeError(f"SQL template {name!r} is not a query")
+    return tree
+
+
 def render(name: str, /, dialect: str = "duckdb", **params: Any) -> str:
     """Template ``name`` filled and written as SQL text for ``dialect``."""
     return template(name, dialect, **params).sql(dialect=dialect, comments=False)
@@ -122,14 +133,27 @@ def render(name: str, /, dialect: str = "duckdb", **params: Any) -> str:
 _KINDS = {"table": "TABLE", "view": "VIEW"}
 
 
+def temporary(name: str, query: exp.Select, dialect: str) -> exp.Expr:
+    """A session-private relation holding ``query``'s rows: a temporary table, or on Spark a
+    cached temporary view (``CACHE TABLE ... AS``, computed once, kept by the executors)."""
+    if dialect == "spark":
+        return exp.Cache(this=table(name), expression=query)
+    return exp.Create(
+        this=table(name),
+        kind="TABLE",
+        expression=query,
+        properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+    )
+
+
 @cache
-def _drop(kind: str) -> exp.Expression:
+def _drop(kind: str) -> exp.Expr:
     return _without_positions(
         sqlglot.parse_one(f"DROP {_KINDS[kind]} IF EXISTS :target", read="duckdb")
     )
 
 
-def drop(kind: str, name: str) -> exp.Expression:
+def drop(kind: str, name: str) -> exp.Expr:
     """``DROP TABLE|VIEW IF EXISTS <name>``, the name as an identifier."""
     if not caches.ENABLED:
         stmt = sqlglot.parse_one(f"DROP {_KINDS[kind]} IF EXISTS :target", read="duckdb")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from anonsql.algorithms.catalog import CATALOG
@@ -209,16 +211,25 @@ def status(output: str | None, as_json: bool, db_path: str) -> None:
     import sys
 
     from anonsql.algorithms.dp.budget import budgets
+    from anonsql.algorithms.dp.sampling import stale_samples
     from anonsql.output.status import output_status
 
     db = open_db(db_path, create=False)
     statuses = output_status(db, output)
+    # stored DP samples whose output was dropped by hand: the next write drops them
+    orphans = stale_samples(db, None)[1] if db.backend.table_exists("anonsql_runs") else []
     if as_json:
-        body = {"items": [s.to_dict() for s in statuses]}
+        body: dict[str, list[Any]] = {"items": [s.to_dict() for s in statuses]}
         body["budgets"] = [b.to_dict() for b in budgets(db)]  # differential privacy
+        body["orphaned_samples"] = orphans
         echo_json("status", body)
     elif not statuses:
         click.echo("no outputs written by anonsql in this database")
+    if orphans and not as_json:
+        click.echo(
+            f"stored samples of dropped DP outputs (sampled source rows, restricted; the "
+            f"next anonsql write drops them): {', '.join(orphans)}"
+        )
     spent = [] if as_json else budgets(db)
     if spent:  # differential privacy: the budget spent per source table
         click.echo("privacy budget (differential privacy, per source table):")
@@ -227,11 +238,12 @@ def status(output: str | None, as_json: bool, db_path: str) -> None:
     for s in [] if as_json else statuses:
         verdict = "within" if s.within_limit else "OVER"
         note = " (table snapshot: 'now' is what a refresh would release)" if s.snapshot else ""
+        what = f"units of {s.unit}" if s.unit else "rows"  # what the limit counts
         click.echo(
             f"{s.output} ({s.kind}, run {s.run_id}, {s.algorithm} on {s.source}){note}\n"
-            f"  at run: {s.rows_at_run} rows, {s.suppressed_at_run} suppressed "
+            f"  at run: {s.rows_at_run} {what}, {s.suppressed_at_run} suppressed "
             f"({s.share_at_run:.2%})\n"
-            f"  now:    {s.rows_now} rows, {s.suppressed_now} suppressed ({s.share_now:.2%}), "
+            f"  now:    {s.rows_now} {what}, {s.suppressed_now} suppressed ({s.share_now:.2%}), "
             f"{verdict} the limit of {s.suppression_limit:.2%}"
         )
         if s.roles:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar  # what click.progressbar returns
 
 DB_HELP = (
     "Database: a DuckDB file (':memory:' for a throw-away one), a PostgreSQL URL "
@@ -529,7 +532,7 @@ class _progress:
     def __init__(self, quiet: bool, label: str = "search") -> None:
         self.quiet = quiet
         self.label = label
-        self.bar = None
+        self.bar: ProgressBar[int] | None = None  # shown after the first second
         self.start = 0.0
         self.last = 0.0
 
@@ -560,6 +563,7 @@ class _progress:
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
             if exc[0] is None:
+                assert self.bar.length is not None  # made with a length (update)
                 self.bar.update(self.bar.length - self.bar.pos)
             self.bar.__exit__(*exc)
 
@@ -658,13 +662,23 @@ def run_qis(db, run_id: int | None) -> list[str] | None:
     return list(json.loads(rows[0][0]).get("qis") or []) if rows else None
 
 
-def _print_evaluation(ev, as_json: bool, roles: dict[str, str] | None = None) -> None:
+def _print_evaluation(
+    ev,
+    as_json: bool,
+    roles: dict[str, str] | None = None,
+    note: str | None = None,
+    run_unit: str | None = None,
+) -> None:
     if as_json:
         body = ev.to_dict()
         if roles is not None:
             body["roles"] = roles
+        if run_unit is not None:  # the run counted people; this check counted rows
+            body["run_counted_in"] = f"units of {run_unit}"
         echo_json("evaluation", body)
         return
+    if note:
+        click.echo(note, err=True)
     if ev.unit:  # every count is of the privacy unit's distinct values
         click.echo(
             f"units ({ev.unit}) {ev.rows}, classes {ev.classes}, suppressed units "

@@ -109,9 +109,21 @@ def check(
         ev = check_table(
             db, table, spec.qis, models, sa, goal["sa_hierarchy"], **estimate, unit=unit
         )
-    from anonsql.output.status import table_roles
+    from anonsql.output.status import table_roles, unit_of_output
 
-    _print_evaluation(ev, as_json, table_roles(db, table, spec.qis, spec.sensitive))
+    # an output whose run counted people holds no unit column: its rows are all a check of
+    # the output can count, and it says so (docs/models/units.md)
+    counted_by_run = None if unit else unit_of_output(db, table)
+    note = None
+    if counted_by_run is not None:
+        note = (
+            f"note: {table}'s run counted people (units of {counted_by_run}), a column the "
+            f"output does not hold: these figures count rows; `anonsql status {table}` and "
+            f"`anonsql report {table}` count people"
+        )
+    _print_evaluation(
+        ev, as_json, table_roles(db, table, spec.qis, spec.sensitive), note, counted_by_run
+    )
     if not all(m.holds for m in ev.models) or (levels and not ev.anonymous):
         sys.exit(MODEL_FAILS)
 

@@ -4,8 +4,6 @@ command group. Heavy modules (duckdb, pandas, numpy) are imported inside the com
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from anonsql import __version__
@@ -62,4 +60,4 @@ def main() -> None:  # pragma: no cover - console entry
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

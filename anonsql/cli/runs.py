@@ -12,7 +12,7 @@ def list_runs(db, output: str | None = None, last: int | None = None) -> list[di
     """Every run of ``anonsql_runs`` (oldest first; ``output``: only that output's, ``last``:
     only the newest N) as plain dicts: id, time, source, output, algorithm, levels,
     suppressed rows and share, metric and score, and whether the output still exists."""
-    from anonsql.output.provenance import Provenance
+    from anonsql.provenance import Provenance
 
     if not db.backend.table_exists("anonsql_runs"):
         return []

@@ -54,6 +54,7 @@ def sql_cmd(
     elif sql_file == "-":
         text = click.get_text_stream("stdin").read()
     else:
+        assert sql_file is not None  # one of the two, checked above
         try:
             # bytes, not read_text: universal newlines would turn a \r\n inside a quoted
             # name or string into \n

@@ -86,6 +86,10 @@ class Partition:
             self.__dict__["_nodes"] = cached
         return cached
 
+    def code_column(self, j: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """Codes of QI j for every class (or the classes ``rows`` selects)."""
+        return self.codes[:, j] if rows is None else self.codes[:, j][rows]
+
     def node_column(self, j: int, mask: np.ndarray | None = None) -> np.ndarray:
         """Node ids of QI j for every class (or the classes selected by ``mask``)."""
         codes = self.codes[:, j] if mask is None else self.codes[:, j][mask]
@@ -170,7 +174,7 @@ def _group(levels, column, weights, hierarchies, pairs, keep_rows=False) -> Part
             seen = np.zeros(span, dtype=np.int8)
             seen[combined] = 1
             keys = np.flatnonzero(seen)
-            position = np.cumsum(seen, dtype=np.int32 if span < 2**31 else np.int64)
+            position: np.ndarray = np.cumsum(seen, dtype=np.int32 if span < 2**31 else np.int64)
             position -= 1
             ids = _gather(position, combined)
             del seen, position, combined
@@ -365,6 +369,8 @@ def _pairs(class_ids: np.ndarray, values: np.ndarray, counts: np.ndarray, classe
     width = int(values.max()) + 1 if len(values) else 1
     key = class_ids.astype(np.int64) * width + values
     span = classes * width
+    # declared for both branches: mypy 1.19 crashes inferring it from the tuple unpacking
+    uniq: np.ndarray
     if span <= 4 * len(key) + _COUNTING_SLACK:
         # few (class, value) combinations: a counting pass instead of sorting the keys (the
         # lattice search rolls up thousands of partitions, most of them small); counts are

@@ -253,7 +253,7 @@ class Histogram:
             query = histogram_query(source, qis, keys, sensitive, within, unit)
         if max_rows is not None:
             # a histogram beyond the memory budget is never read whole: the caller keeps it
-            # in the engine instead (anonsql.data.engine_classes)
+            # in the engine instead (anonsql.algorithms.lattice.engine_classes)
             query = query.limit(max_rows + 1)
         grouped = db.backend.fetch_columns(query)
         if max_rows is not None and len(grouped["n"]) > max_rows:
@@ -278,9 +278,9 @@ class Histogram:
             dropped = int(np.asarray(grouped["n"])[bad].sum())
             if sensitive is not None:
                 s = pd.Series(np.asarray(grouped["s"], dtype=object)[bad])
-                n = np.asarray(grouped["n"])[bad]
+                n_bad = np.asarray(grouped["n"])[bad]
                 missing_sens = (
-                    pd.Series(n, index=s.where(s.notna(), "NULL").astype(str))
+                    pd.Series(n_bad, index=s.where(s.notna(), "NULL").astype(str))
                     .groupby(level=0)
                     .sum()
                 )

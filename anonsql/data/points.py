@@ -322,7 +322,7 @@ def points_query(
 ) -> exp.Select:
     """``v<j>`` (QI as text), ``r<j>`` (QI as typed), ``s``, ``y``, ``f<i>``, ``n``: one
     GROUP BY over the source."""
-    cols: list[exp.Expression] = []
+    cols: list[exp.Expr] = []
     for j, q in enumerate(qis):
         cols.append(exp.alias_(exp.cast(column(q), "VARCHAR"), f"v{j}"))
         cols.append(exp.alias_(column(q), f"r{j}"))

@@ -73,6 +73,7 @@ class WeightedTuples:
     def majority(self, groups: np.ndarray, n_groups: int) -> np.ndarray:
         """Each group's most frequent label code by records (ties: the smaller code)."""
         assert self.label_tuple is not None and self.labels is not None
+        assert self.label_code is not None and self.label_count is not None
         table = np.zeros((n_groups, len(self.labels)), dtype=np.int64)
         np.add.at(table, (groups[self.label_tuple], self.label_code), self.label_count)
         return table.argmax(axis=1)
@@ -82,6 +83,8 @@ class WeightedTuples:
         records themselves, for measures defined per record."""
         if self.label_tuple is None:
             return np.repeat(np.arange(len(self.counts)), self.counts), None
+        # the three label arrays come together (from_records)
+        assert self.label_code is not None and self.label_count is not None
         idx = np.repeat(self.label_tuple, self.label_count)
         return idx, np.repeat(self.label_code, self.label_count)
 
@@ -106,7 +109,7 @@ def read_tuples(
             f"microaggregation needs numeric quasi-identifiers; not numeric: {', '.join(bad)}"
         )
     m = len(qis)
-    parts: list[exp.Expression] = [
+    parts: list[exp.Expr] = [
         exp.alias_(exp.cast(column(q), "VARCHAR"), f"o{j}") for j, q in enumerate(qis)
     ]
     parts += [exp.alias_(exp.cast(column(q), "DOUBLE"), f"v{j}") for j, q in enumerate(qis)]

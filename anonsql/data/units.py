@@ -28,18 +28,13 @@ once per class.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
 
-from anonsql.algorithms.catalog import SEE
 from anonsql.backend.sql_templates import column, table
-from anonsql.errors import InputError
 
-#: the algorithms that count units (the lattice searches over a unit histogram)
-UNIT_ALGORITHMS = ("flash", "exhaustive", "heuristic")
 #: the session-private relation of one row per unit that the search reads
 UNITS = "__anonsql_units"
 
@@ -47,30 +42,6 @@ UNITS = "__anonsql_units"
 def unit_value(unit: str, alias: str | None = None) -> exp.Expression:
     """The unit as text: units are compared by their text, as QI values are."""
     return exp.cast(column(unit, alias), "VARCHAR")
-
-
-def check_unit_options(spec: Any, prefix: str, spell: Callable[[str], str] = repr) -> None:
-    """What ``unit`` combines with: the lattice searches with global recoding, and no model
-    that reads a population table (its rows are not units)."""
-    unit = getattr(spec, "unit", None)
-    if unit is None:
-        return
-    if not isinstance(unit, str) or not unit:
-        raise InputError(f"{prefix}{spell('unit')} is a column name")
-    algorithm = spec.algorithm or "flash"
-    if algorithm not in UNIT_ALGORITHMS or getattr(spec, "recoding_mode", "global") == "local":
-        raise InputError(
-            f"{prefix}{spell('unit')}: algorithm {algorithm!r}"
-            + (" with local recoding" if algorithm in UNIT_ALGORITHMS else "")
-            + f" counts rows, not units; the algorithms that count units are "
-            f"{', '.join(UNIT_ALGORITHMS)} {SEE}"
-        )
-    if getattr(spec, "population", None) is not None:
-        raise InputError(
-            f"{prefix}{spell('unit')}: k-map and delta-presence against a population table "
-            f"count its rows, not people; give the population's size instead "
-            f"({spell('population_size')}: the estimated k-map counts people)"
-        )
 
 
 @dataclass(frozen=True)
@@ -125,8 +96,7 @@ def units_relation(
     """Write :data:`UNITS`, the table's distinct (unit, QIs, sensitive value) records, and
     say how the rows fall into units: one record per unit when each unit's rows share one
     tuple (``varying`` 0), so that every count the search makes is a count of units."""
-    from anonsql.backend.sql_templates import drop
-    from anonsql.data.engine_classes import _temporary
+    from anonsql.backend.sql_templates import drop, temporary
 
     db.backend.require_columns(source, [unit])
     several = [sensitive] if isinstance(sensitive, str) else list(sensitive or [])
@@ -139,7 +109,7 @@ def units_relation(
     )
     # one pass over the source: its distinct (unit, QIs, sensitive value), which is one row
     # per unit when every unit has one tuple, as the search needs (checked on it)
-    db.backend.execute(_temporary(UNITS, rows, db.backend.dialect))
+    db.backend.execute(temporary(UNITS, rows, db.backend.dialect))
     try:
         shape = unit_shape(db, source, unit)
     except BaseException:
@@ -150,9 +120,7 @@ def units_relation(
 
 __all__ = [
     "UNITS",
-    "UNIT_ALGORITHMS",
     "UnitShape",
-    "check_unit_options",
     "unit_shape",
     "unit_value",
     "units_relation",

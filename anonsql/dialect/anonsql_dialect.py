@@ -16,11 +16,19 @@ Everything else is parsed as DuckDB. The statements parse into :class:`Anonymize
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.tokens import TokenType
+
+if TYPE_CHECKING:
+    # sqlglot binds DuckDB.Parser and DuckDB.Generator as class attributes, which a type
+    # checker reads as variables, not as the classes they name
+    from sqlglot.generators.duckdb import DuckDBGenerator as _DuckDBGenerator
+    from sqlglot.parsers.duckdb import DuckDBParser as _DuckDBParser
+else:
+    _DuckDBParser, _DuckDBGenerator = DuckDB.Parser, DuckDB.Generator
 
 
 class Anonymize(exp.Expression):
@@ -80,8 +88,8 @@ def has_anonymization_clause(tokens, start: int = 0) -> bool:
 
 
 class AnonSQL(DuckDB):
-    class Parser(DuckDB.Parser):
-        def _parse_statement(self) -> exp.Expression | None:
+    class Parser(_DuckDBParser):
+        def _parse_statement(self) -> exp.Expr | None:
             if _word(self._curr, "ANONYMIZE") and self._curr.token_type == TokenType.VAR:
                 return self._parse_anonymize()
             if self._curr and self._curr.token_type == TokenType.CREATE and self._ahead():
@@ -119,12 +127,14 @@ class AnonSQL(DuckDB):
             name = self._parse_id_var(any_token=True)
             if name is None:
                 self.raise_error("Expected an option name")
+            # raise_error raised: the dialect parses at sqlglot's default, immediate level
+            assert name is not None
             if not self._match(TokenType.EQ):
                 self.raise_error(f"Expected = after option {name.name!r}")
             value = self._parse_anonymization_value()
             return self.expression(AnonymizationOption(this=name, expression=value), token=token)
 
-        def _parse_anonymization_value(self) -> exp.Expression:
+        def _parse_anonymization_value(self) -> exp.Expr:
             if self._match(TokenType.L_PAREN):
                 items = self._parse_csv(self._parse_anonymization_item)
                 self._match_r_paren()
@@ -139,9 +149,10 @@ class AnonSQL(DuckDB):
                 value = self._parse_id_var(any_token=True)
             if value is None:
                 self.raise_error("Expected a value")
+            assert value is not None  # raise_error raised (the immediate level)
             return value
 
-        def _parse_anonymization_item(self) -> exp.Expression:
+        def _parse_anonymization_item(self) -> exp.Expr:
             if self._next and self._next.token_type == TokenType.EQ:
                 return self._parse_anonymization_option()
             return self._parse_anonymization_value()
@@ -180,6 +191,7 @@ class AnonSQL(DuckDB):
                 name = self._parse_id_var(any_token=False)
                 if name is None:
                     self.raise_error("Expected a column name after COLUMN")
+                assert name is not None  # raise_error raised (the immediate level)
                 self._expect_word("PARAMETERS")
                 params = self._parse_string()
                 if params is None:
@@ -201,7 +213,7 @@ class AnonSQL(DuckDB):
                 token=start,
             )
 
-    class Generator(DuckDB.Generator):
+    class Generator(_DuckDBGenerator):
         # custom expressions are dispatched through TRANSFORMS (sqlglot maps *_sql methods
         # only for its own expression classes)
         TRANSFORMS: ClassVar[dict] = {

@@ -30,7 +30,13 @@ from anonsql.metrics.population import uniqueness_report
 from anonsql.metrics.quality import QUALITY, Loss, arx_round, quality_model
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric
-from anonsql.models import EntropyLDiversity, L1Closeness, PopulationUniqueness, PrivacyModel
+from anonsql.models import (
+    EntropyLDiversity,
+    HierarchicalEMD,
+    L1Closeness,
+    PopulationUniqueness,
+    PrivacyModel,
+)
 from anonsql.models.base import ClassStats, unwrap
 from anonsql.models.compile import SUPPRESSED, model_values_query
 from anonsql.models.requirements import Requirements, population_histogram
@@ -62,7 +68,10 @@ class Evaluation:
     unit: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        # what ``rows`` and every class size count (docs/models/units.md)
+        out["counted_in"] = f"units of {self.unit}" if self.unit else "rows"
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row per figure: (group, measure, value)."""
@@ -95,7 +104,7 @@ def evaluate_levels(
     qis: list[str],
     levels: list[int],
     models: list[PrivacyModel],
-    sensitive: str | None = None,
+    sensitive: str | list[str] | None = None,
     suppression: float = 0.0,
     hierarchies: dict[str, str] | None = None,
     population: str | None = None,
@@ -108,7 +117,7 @@ def evaluate_levels(
     ``sampling_fraction``: the population-uniqueness estimates are reported too; ``unit``:
     every count is of distinct units, as a run with that unit counts (README "Privacy
     units")."""
-    from anonsql.data.multi_sa import (
+    from anonsql.models.multi_sa import (
         MULTI_SA,
         SA_COLUMN,
         composite,
@@ -125,13 +134,14 @@ def evaluate_levels(
     sens_h = db.hierarchies.load(sensitive_hierarchy) if sensitive_hierarchy else None
     sensitive = normalize_sensitive(sensitive)
     several = sensitive if isinstance(sensitive, list) else None
+    one = None if isinstance(sensitive, list) else sensitive  # the one attribute (or none)
     comp = None
 
     def histogram(relation: str) -> Histogram:
         nonlocal comp
         if several is None:
-            return Histogram.from_database(db, relation, qis, names, sensitive)
-        # several sensitive attributes: their tuple as one composite value (data/multi_sa)
+            return Histogram.from_database(db, relation, qis, names, one)
+        # several sensitive attributes: their tuple as one composite value (models/multi_sa)
         got, comp = multi_sa_histogram(db, relation, qis, names, several)
         return got
 
@@ -145,7 +155,7 @@ def evaluate_levels(
                 # units of several records: their distinct records, units counted per class
                 # (anonsql.models.unit_requirements)
                 if several is None:
-                    hist = Histogram.from_database(db, UNITS, qis, names, sensitive, unit=unit)
+                    hist = Histogram.from_database(db, UNITS, qis, names, one, unit=unit)
                 else:
                     multi_sa_relation(db, UNITS, [unit, *qis], several)
                     try:
@@ -220,6 +230,7 @@ def evaluate_levels(
     if comp is None:
         risk.update(_seed004_privacy(stats, ~suppressed))
     else:  # the worst attribute's
+        assert several is not None  # the composite comes with several attributes
         per = [_seed004_privacy(attribute_stats(i), ~suppressed) for i in range(len(several))]
         if all(per):
             risk["l_div"] = min(p["l_div"] for p in per)
@@ -303,7 +314,7 @@ def check_table(
     source: str,
     qis: list[str],
     models: list[PrivacyModel],
-    sensitive: str | None = None,
+    sensitive: str | list[str] | None = None,
     sensitive_hierarchy: str | None = None,
     population_size: int | None = None,
     sampling_fraction: float | None = None,
@@ -334,14 +345,15 @@ def check_table(
     if any(m.needs_sensitive for m in models) and sensitive is None:
         raise InputError("l-diversity and t-closeness need a sensitive attribute (--sa)")
     if any(m.name == "hierarchical-emd" for m in models):
-        name = db.hierarchies.resolve(sensitive, sensitive_hierarchy)  # type: ignore[arg-type]
-        db.hierarchies.check_column(source, sensitive, name)  # type: ignore[arg-type]
+        # one sensitive attribute: required above, and several refused above
+        assert isinstance(sensitive, str)
+        name = db.hierarchies.resolve(sensitive, sensitive_hierarchy)
+        db.hierarchies.check_column(source, sensitive, name)
         top = db.hierarchies.load(name).top_level
         # the SQL reads the hierarchy's current version by its pinned key
         key = db.hierarchies.pin(name)
         models = [
-            type(m)(m.t, key) if m.name == "hierarchical-emd" else m  # type: ignore[attr-defined]
-            for m in models
+            HierarchicalEMD(m.t, key) if isinstance(m, HierarchicalEMD) else m for m in models
         ]
     counted: exp.Expression = exp.Count(this=exp.Star())
     if unit is not None:
@@ -349,9 +361,11 @@ def check_table(
         counted = exp.Count(this=exp.Distinct(expressions=[exp.cast(column(unit), "VARCHAR")]))
     rows = db.backend.fetchall(exp.select(counted).from_(table(source)))[0][0]
     distinct: dict[str | None, int | None] = {None: None}
-    for sa in sensitive_columns(sensitive):
-        distinct[sa] = db.backend.fetchall(
-            exp.select(exp.Count(this=exp.Distinct(expressions=[column(sa)]))).from_(table(source))
+    for attr in sensitive_columns(sensitive):
+        distinct[attr] = db.backend.fetchall(
+            exp.select(exp.Count(this=exp.Distinct(expressions=[column(attr)]))).from_(
+                table(source)
+            )
         )[0][0]
 
     def attribute_of(m) -> tuple[PrivacyModel, str | None]:

@@ -171,7 +171,9 @@ def encode_run(
     # the key reads what every encoding of every run over these rows shares: the original
     # QI values and the columns that are not QIs
     key_cols = [f"__o{j}" for j in range(len(qis))] + [c for c in columns if c not in qis]
-    keys = labels = train = None
+    keys: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    train: np.ndarray | None = None
     encodings: dict[str, np.ndarray] = {}
     origs: dict[str, np.ndarray] = {}
     # at least one read, for the keys and the original values
@@ -189,6 +191,8 @@ def encode_run(
         elif not np.array_equal(keys, k[order]):  # pragma: no cover - the same rows
             raise InputError(f"run {run_id}'s encodings do not read the same rows")
         encodings[kind] = frame[features].to_numpy(dtype=float)
+    # set by the first read (there is at least one)
+    assert keys is not None and labels is not None and train is not None
     return EncodedRun(run_id, keys, target, labels, features,
                       {k: encodings[k] for k in kinds}, origs, train)  # fmt: skip
 

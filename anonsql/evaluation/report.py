@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import itertools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -463,7 +464,7 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def bar_chart(labels: list[str], values: list[float], title: str, fmt: str = "{:g}") -> str:
+def bar_chart(labels: list[str], values: Sequence[float], title: str, fmt: str = "{:g}") -> str:
     """A horizontal bar chart as inline SVG."""
     if not values:
         return f"<p><em>{_e(title)}: nothing to show</em></p>"

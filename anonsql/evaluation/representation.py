@@ -201,7 +201,7 @@ def _proportions(rows, qis, names, hs, colnames) -> exp.Select:
             )
         )
         parts.append(part)
-    hits = parts[0]
+    hits: exp.Query = parts[0]
     for p in parts[1:]:
         hits = exp.union(hits, p, distinct=False)
     size = exp.alias_(exp.Count(this=exp.Star()), "__size")

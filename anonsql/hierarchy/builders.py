@@ -7,6 +7,7 @@ import datetime as dt
 import itertools
 import math
 from collections.abc import Iterable, Sequence
+from types import UnionType
 from typing import Any
 
 from anonsql.errors import HierarchyError
@@ -197,7 +198,9 @@ def flat(name: str, values: Iterable[Any]) -> Hierarchy:
 BUILDERS = ("intervals", "mask", "dates", "groups", "flat")
 
 
-def _list_option(kind: str, options: dict[str, Any], key: str, item: type, default=None):
+def _list_option(
+    kind: str, options: dict[str, Any], key: str, item: type | UnionType, default=None
+):
     """A builder's list option from a spec file or manifest, checked before it is used."""
     value = options.get(key, default)
     if value is None:
@@ -206,7 +209,8 @@ def _list_option(kind: str, options: dict[str, Any], key: str, item: type, defau
         isinstance(v, item) and not isinstance(v, bool) for v in value
     )
     if not ok:
-        what = {str: "names", int: "whole numbers"}.get(item, "numbers")
+        kinds: dict[type | UnionType, str] = {str: "names", int: "whole numbers"}
+        what = kinds.get(item, "numbers")
         raise HierarchyError(f"{kind} hierarchy: {key!r} must be a list of {what}, not {value!r}")
     return list(value)
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from anonsql.errors import HierarchyError
 
-#: the label of a suppressed row (anonsql.output.recoding.SUPPRESSED_LABEL)
+#: the label of a suppressed row (anonsql.algorithms.recoding.SUPPRESSED_LABEL)
 SUPPRESSION_MARKER = "*"
 
 

@@ -77,13 +77,13 @@ def register(con, store: HierarchyStore, key: str | None = None) -> None:
     reader = HierarchyStore(DuckDBBackend(con.cursor()))
     reader._cache = store._cache
     reader.backend.schemas_ready.add("hierarchy")
-    key = key or f"memory:{id(con)}"
-    _READERS[key] = reader
+    db_key = key or f"memory:{id(con)}"
+    _READERS[db_key] = reader
 
     class _Lookup:
         @staticmethod
         def load(name: str):
-            return _READERS[key].load(name)
+            return _READERS[db_key].load(name)
 
     store = _Lookup()  # type: ignore[assignment]
     cache: dict = {}
@@ -91,6 +91,7 @@ def register(con, store: HierarchyStore, key: str | None = None) -> None:
     def _series(arr) -> pd.Series:
         return arr.to_pandas().reset_index(drop=True)
 
+    # the UDFs stay unannotated: DuckDB's create_function evaluates a function's annotations
     def lca_labels(hs, a, b):
         hs, a, b = _series(hs), _series(a), _series(b)
         out = np.empty(len(hs), dtype=object)

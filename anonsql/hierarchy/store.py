@@ -177,7 +177,7 @@ class HierarchyStore:
 
     def users(self) -> dict[str, list[str]]:
         """Pinned version key -> the outputs (views and tables that exist) that read it."""
-        from anonsql.output.provenance import Provenance
+        from anonsql.provenance import Provenance
 
         if not self.backend.table_exists("anonsql_runs"):
             return {}  # no run yet; Provenance would create its tables

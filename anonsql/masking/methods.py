@@ -32,11 +32,15 @@ import hashlib
 import hmac
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from anonsql.errors import InputError
 from anonsql.masking.keys import MaskKey
+
+if TYPE_CHECKING:
+    from anonsql.masking.fpe import FormatPreservingTokens
 
 #: the methods and what their arguments are
 METHODS = ("drop", "null", "partial", "email-domain", "pseudonym", "token", "fake")
@@ -252,7 +256,7 @@ class Tokenizer:
         self._pseudonym_key = key.derive("anonsql pseudonym hmac-sha-256")
         self._fake_key = key.derive("anonsql fake seed")
         self._key = key
-        self._fpe = None
+        self._fpe: FormatPreservingTokens | None = None  # built at the first token
         self._faker = None
         self.fake_locale = fake_locale
 

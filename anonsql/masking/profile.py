@@ -178,7 +178,7 @@ def profile_table(
     i = 0
     if quick:
         n_rows = int(row[0]) if row else 0
-        row = row[1:] if n_rows else None
+        row = row[1:] if row and n_rows else None
     for c in cols:
         nonnull = int(row[i]) if row else 0
         distinct = min(int(row[i + 1] or 0), nonnull) if row else 0
@@ -265,7 +265,7 @@ def _unique_counts(backend, source: str, cols: list[str]) -> dict[str, int]:
     (one hash aggregation per column over a single scan), each set told apart by the
     GROUPING bits of its columns."""
     m = len(cols)
-    gid: exp.Expression = exp.convert(0)
+    gid: exp.Expr = exp.convert(0)
     for j, c in enumerate(cols):
         bit = exp.Mul(
             this=exp.func("GROUPING", column(c)), expression=exp.convert(2 ** (m - 1 - j))

@@ -143,12 +143,12 @@ def resolve_roles(db, source: str, spec: Spec, columns: list[str]) -> Roles:
         if looks:
             as_what = {c: "a quasi-identifier" for c in spec.qis} | {k: "kept raw" for k in keep}
             parts = [f"{p.column!r} ({p.describe()}) cannot be {as_what[p.column]}" for p in looks]
-            names = ",".join(p.column for p in looks)
+            flagged = ",".join(p.column for p in looks)
             fixes = [p.suggestion for p in looks if p.suggestion.startswith("--mask")]
             raise InputError(
                 f"{'; '.join(parts)}: it looks like a direct identifier. Mask it "
                 f"({'; '.join(fixes) or '--mask COL=METHOD'}), or publish it anyway with "
-                f"--allow-identifying {names}"
+                f"--allow-identifying {flagged}"
             )
     return Roles(
         columns=out,
@@ -172,8 +172,9 @@ def _check_unit(backend, source: str, spec: Spec, unit: str, keep: list[str], ma
     if spec.sensitive:
         for s in [spec.sensitive] if isinstance(spec.sensitive, str) else spec.sensitive:
             taken[s] = "the sensitive attribute"
-    if getattr(spec, "label", None):
-        taken[spec.label] = "the label"
+    label = getattr(spec, "label", None)
+    if label:
+        taken[label] = "the label"
     taken.update({k: "kept" for k in keep})
     if unit in taken:
         raise InputError(
@@ -195,12 +196,11 @@ def run_roles(params: dict[str, Any], columns: list[str] | None = None) -> dict[
     if params.get("roles"):
         return dict(params["roles"])
     out: dict[str, str] = {}
+    sensitive = params.get("sensitive")  # one attribute's name, or a list of several
     for c in columns or params.get("columns") or []:
         if c in params.get("qis", []):
             out[c] = QI
-        elif c == params.get("sensitive") or c in (
-            params.get("sensitive") if isinstance(params.get("sensitive"), list) else []
-        ):
+        elif c == sensitive or c in (sensitive if isinstance(sensitive, list) else []):
             out[c] = SENSITIVE
         elif c == params.get("label"):
             out[c] = LABEL

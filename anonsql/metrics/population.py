@@ -296,6 +296,7 @@ def uniqueness_report(
     if population_size is not None:
         big_n = float(population_size)
     else:
+        assert sampling_fraction is not None  # one of the two, checked above
         big_n = float(population_size_of(rows if rows is not None else int(n), sampling_fraction))
     out["population_size"] = big_n
     for e in UNIQUENESS_ESTIMATORS:

@@ -168,6 +168,8 @@ class ClassStats:
         # nor the table's. NULL reaches the models as the label NULL_SENSITIVE.
         if self.pair_class is None:
             return
+        # the three sparse arrays come together
+        assert self.pair_value is not None and self.pair_count is not None
         if self.labels is not None and NULL_SENSITIVE in self.labels:
             null = list(self.labels).index(NULL_SENSITIVE)
             keep = self.pair_value != null
@@ -211,7 +213,11 @@ class ClassStats:
         comp = self.composite
         width = len(comp.labels[i])
         if self.pair_class is None:
-            pairs: tuple = (None, None, None)
+            pairs: tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None] = (
+                None,
+                None,
+                None,
+            )
         else:
             key = self.pair_class.astype(np.int64) * width + comp.codes[self.pair_value, i]
             uniq, inverse = np.unique(key, return_inverse=True)
@@ -231,6 +237,9 @@ class ClassStats:
 
     def shares(self) -> np.ndarray:
         """p(value | class) for every sparse pair, among the class's non-NULL values."""
+        # read by the models of the sensitive attribute only: the pairs and vals are set
+        assert self.pair_class is not None and self.pair_count is not None
+        assert self.vals is not None
         return self.pair_count / self.vals[self.pair_class]
 
 

@@ -43,12 +43,15 @@ def _check_beta(beta: float) -> float:
 
 def relative_distances(stats: ClassStats) -> tuple[np.ndarray, np.ndarray]:
     """``(p - q) / q`` for every sparse (class, value) pair, and q for the pair's value."""
+    # read by the models of the sensitive attribute, after require_sensitive
+    assert stats.overall is not None and stats.pair_value is not None
     q = stats.overall[stats.pair_value]
     return (stats.shares() - q) / q, q
 
 
 def _class_max(stats: ClassStats, per_pair: np.ndarray) -> np.ndarray:
     out = np.full(stats.classes, -np.inf)
+    assert stats.pair_class is not None  # per_pair has one entry per pair
     np.maximum.at(out, stats.pair_class, per_pair)
     return out
 
@@ -118,6 +121,7 @@ class EnhancedBetaLikeness(_BetaLikeness):
         d, q = relative_distances(stats)
         largest = _class_max(stats, d)
         over = np.zeros(stats.classes, dtype=bool)
+        assert stats.pair_class is not None  # required above
         np.logical_or.at(over, stats.pair_class, d + np.log(q) > EPS)
         return np.where(over, np.inf, largest)
 

@@ -48,8 +48,8 @@ def class_ctes(
     units: a class's size is its units, a sensitive value counts once per unit holding it,
     each unit weighs once in the distributions (``class_shares``, ``overall``), and a row
     without a unit counts for no one."""
-    order = exp.Order(expressions=[exp.Ordered(this=column(q)) for q in qis])
-    class_id = exp.Window(this=exp.Anonymous(this="DENSE_RANK"), order=order)
+    by_qis = exp.Order(expressions=[exp.Ordered(this=column(q)) for q in qis])
+    class_id = exp.Window(this=exp.Anonymous(this="DENSE_RANK"), order=by_qis)
     supp = exp.and_(*[exp.cast(column(q), "VARCHAR").eq(exp.convert(marker)) for q in qis])
     s = exp.cast(column(sensitive), "VARCHAR") if sensitive else exp.Null()
     base = exp.select(
@@ -152,6 +152,7 @@ def model_values_query(
                 else n
             )
         )
+    assert isinstance(values, exp.Query)  # a model's template is a query of its classes
     cond = sqlglot.parse_one(model.sql_pass(), read="duckdb")
     cond = cond.transform(
         lambda n: exp.column("value", "v") if isinstance(n, exp.Column) and n.name == "value" else n

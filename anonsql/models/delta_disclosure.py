@@ -59,12 +59,15 @@ class DeltaDisclosure(PrivacyModel):
 
     def _ratios(self, stats: ClassStats) -> np.ndarray:
         stats.require_sensitive(self.name)
+        assert stats.overall is not None and stats.pair_value is not None  # required above
         return stats.shares() / stats.overall[stats.pair_value]
 
     def class_values(self, stats: ClassStats) -> np.ndarray:
         out = np.zeros(stats.classes)
+        ratios = self._ratios(stats)  # requires the sensitive attribute
+        assert stats.pair_class is not None
         # ARX's log2: ln(x) / ln(2)
-        np.maximum.at(out, stats.pair_class, np.abs(np.log(self._ratios(stats)) / _LN2))
+        np.maximum.at(out, stats.pair_class, np.abs(np.log(ratios) / _LN2))
         return out
 
     def share_caps(self, overall: np.ndarray) -> np.ndarray:

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from anonsql.errors import InputError
 from anonsql.models import (
     BETA_VARIANTS,
@@ -62,6 +64,11 @@ def build_models(spec: Spec, sensitive_hierarchy: str | None = None) -> list[Pri
             raise InputError(f"unknown t-closeness variant {spec.t_variant!r}; use {T_VARIANTS}")
         if spec.t_variant == "hierarchical-emd":
             name = sensitive_hierarchy or spec.sensitive_hierarchy or spec.sensitive
+            if isinstance(name, list):  # the options refuse it first (check_sensitive_options)
+                raise InputError(
+                    "hierarchical-EMD t-closeness reads the hierarchy of one sensitive "
+                    "attribute; with several, use another t_variant (equal-emd, ordered-emd, l1)"
+                )
             models.append(HierarchicalEMD(spec.t, name))
         else:
             models.append(MODELS[spec.t_variant](spec.t))  # type: ignore[call-arg]
@@ -77,10 +84,15 @@ def build_models(spec: Spec, sensitive_hierarchy: str | None = None) -> list[Pri
     sensitive = getattr(spec, "sensitive", None)
     if isinstance(sensitive, list | tuple) and len(sensitive) > 1:
         # several sensitive attributes: each model that reads one applies to each (ARX)
+        # (an OnAttribute stands in for its inner model: it forwards every attribute to it)
         models = [
-            OnAttribute(m, i, col) if m.needs_sensitive else m
+            wrapped
             for m in models
-            for i, col in (enumerate(sensitive) if m.needs_sensitive else [(0, None)])
+            for wrapped in (
+                [cast(PrivacyModel, OnAttribute(m, i, col)) for i, col in enumerate(sensitive)]
+                if m.needs_sensitive
+                else [m]
+            )
         ]
     models += population_models(spec)
     if not models:
@@ -118,7 +130,7 @@ def population_models(spec: Spec) -> list[PrivacyModel]:
                 "sampling_fraction are for the estimate without one"
             )
         models.append(KMap(k_map, population))
-    elif estimated:
+    elif k_map is not None:  # estimated
         models.append(EstimatedKMap(k_map, spec.k_map_estimator, spec.significance, size, fraction))
     if population is not None and not models:
         raise InputError("population is the table of delta-presence or k-map: give either")

@@ -115,6 +115,7 @@ class EstimatedKMap(PrivacyModel):
         if self.population_size is not None:
             return float(self.population_size)
         # lambda = f k exactly (ARX rounds N = round(n / f) first: at most half a record apart)
+        assert self.sampling_fraction is not None  # __init__ requires one of the two
         return rows / self.sampling_fraction
 
     def derived_k(self, rows: int) -> int:
@@ -136,17 +137,18 @@ class EstimatedKMap(PrivacyModel):
         return values >= 1
 
     def sql_template(self) -> tuple[str, dict]:
-        n = exp.select(exp.Sum(this=exp.column("size", "x"))).from_(
+        total = exp.select(exp.Sum(this=exp.column("size", "x"))).from_(
             exp.alias_(exp.to_table("classes"), "x", table=True)
         )
-        n = exp.Subquery(this=n)
+        n = exp.Subquery(this=total)
         if self.sampling_fraction is not None:
             # lambda = f k whatever n is: k' depends on n only through the cap k' <= n
             d = kmap_derived_k(
                 self.k, 10**9, 10**9 / self.sampling_fraction, self.significance, self.estimator
             )[0]
-            derived: exp.Expression = exp.func("LEAST", exp.convert(d), n)
+            derived: exp.Expr = exp.func("LEAST", exp.convert(d), n)
         else:
+            assert self.population_size is not None  # __init__ requires one of the two
             steps = kmap_breakpoints(
                 self.k, float(self.population_size), self.significance, self.estimator
             )

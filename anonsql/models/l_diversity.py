@@ -28,6 +28,7 @@ def _check_l(l_value: float, whole: bool = True) -> float:
 
 class _LDiversity(PrivacyModel):
     needs_sensitive = True
+    l: float  # noqa: E741 - set by each variant (whole for distinct and recursive (c,l))
 
     def validate(self, rows: int, distinct_sensitive: int | None) -> None:
         if distinct_sensitive is not None and self.l > distinct_sensitive:
@@ -49,11 +50,12 @@ class DistinctLDiversity(_LDiversity):
     monotone_without_suppression = True
     monotone_with_suppression = True
 
-    def __init__(self, l: int) -> None:  # noqa: E741 - the literature's name
+    def __init__(self, l: float) -> None:  # noqa: E741 - the literature's name (whole)
         self.l = int(_check_l(l))
 
     def class_values(self, stats: ClassStats) -> np.ndarray:
         stats.require_sensitive(self.name)
+        assert stats.pair_class is not None  # required just above
         return np.bincount(stats.pair_class, minlength=stats.classes).astype(np.float64)
 
     def passes(self, values: np.ndarray) -> np.ndarray:
@@ -88,6 +90,7 @@ class EntropyLDiversity(_LDiversity):
 
     def class_values(self, stats: ClassStats) -> np.ndarray:
         stats.require_sensitive(self.name)
+        assert stats.pair_class is not None  # required just above
         p = stats.shares()
         h = -np.bincount(stats.pair_class, p * np.log(p), minlength=stats.classes)
         return np.exp(h)
@@ -122,7 +125,7 @@ class RecursiveCLDiversity(_LDiversity):
     monotone_without_suppression = True
     monotone_with_suppression = False
 
-    def __init__(self, l: int, c: float) -> None:  # noqa: E741
+    def __init__(self, l: float, c: float) -> None:  # noqa: E741 - l whole
         self.l = int(_check_l(l))
         if isinstance(c, bool) or not isinstance(c, (int, float)) or c <= 0:
             raise InputError(f"c must be a positive number, got {c!r}")
@@ -130,6 +133,7 @@ class RecursiveCLDiversity(_LDiversity):
 
     def class_values(self, stats: ClassStats) -> np.ndarray:
         stats.require_sensitive(self.name)
+        assert stats.pair_class is not None and stats.pair_count is not None  # required above
         order = np.lexsort((-stats.pair_count, stats.pair_class))
         cls = stats.pair_class[order]
         cnt = stats.pair_count[order]
@@ -204,7 +208,7 @@ def grassberger_sql_params() -> dict:
 
     from sqlglot import exp
 
-    rows = [
+    rows: list[exp.Query] = [
         exp.select(
             exp.alias_(exp.convert(h), "h"),
             exp.alias_(exp.cast(exp.convert(float(g)), "DOUBLE"), "g"),
@@ -251,6 +255,9 @@ class GrassbergerEntropyLDiversity(_LDiversity):
 
     def class_values(self, stats: ClassStats) -> np.ndarray:
         stats.require_sensitive(self.name)
+        # required just above: the pairs and the classes' counts of values are set
+        assert stats.pair_class is not None and stats.pair_count is not None
+        assert stats.vals is not None
         weighted = np.bincount(
             stats.pair_class,
             stats.pair_count * grassberger_g(stats.pair_count),

@@ -368,6 +368,7 @@ class Requirements:
             # q (1 + bound); delta-disclosure: q 2^delta, absent values being 0 < u), so
             # f = max(0, max_s (p(s) - u(s)) / (1 - u(s))) over the values with u < 1 is convex
             # (a maximum of functions linear in p), 0 on passing classes, 1 at most
+            assert stats.overall is not None  # these models read the sensitive attribute
             caps = model.share_caps(stats.overall)
             if not (caps < 1).any():
                 return None
@@ -436,6 +437,7 @@ def population_classes(part: Partition, population: Histogram) -> tuple[np.ndarr
 def _over_caps(stats: ClassStats, caps: np.ndarray) -> np.ndarray:
     """Per class: ``max(0, max_s (p(s) - caps(s)) / (1 - caps(s)))`` over its values with a
     cap below 1 (absent values and values with a cap of 1 or more only contribute 0)."""
+    assert stats.pair_class is not None and stats.pair_value is not None  # as caps: sensitive
     u = caps[stats.pair_value]
     capped = u < 1
     over = np.where(capped, (stats.shares() - u) / np.where(capped, 1 - u, 1.0), 0.0)
@@ -450,11 +452,13 @@ def _subset(stats: ClassStats, classes: np.ndarray) -> ClassStats:
     pos[classes] = np.arange(len(classes))
     pair_class = pos[stats.pair_class] if stats.pair_class is not None else None
     keep = pair_class >= 0 if pair_class is not None else None
+    # the three sparse arrays come together (ClassStats.__post_init__)
+    value, count = stats.pair_value, stats.pair_count
     return ClassStats(
         stats.sizes[classes],
         pair_class[keep] if pair_class is not None else None,
-        stats.pair_value[keep] if keep is not None else None,
-        stats.pair_count[keep] if keep is not None else None,
+        value[keep] if value is not None and keep is not None else None,
+        count[keep] if count is not None and keep is not None else None,
         stats.overall,
         stats.labels,
         stats.sensitive_hierarchy,
@@ -466,6 +470,7 @@ def _subset(stats: ClassStats, classes: np.ndarray) -> ClassStats:
 
 def _point_masses(stats: ClassStats) -> ClassStats:
     """One class per sensitive value, holding that value only."""
+    assert stats.overall is not None  # a model of the sensitive attribute asks for them
     v = len(stats.overall)
     one = np.ones(v, dtype=np.int64)
     return ClassStats(

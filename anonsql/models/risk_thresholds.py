@@ -221,6 +221,7 @@ class PopulationUniqueness(RiskThreshold):
         """N: the population size, or round(n / f) for the table's n rows (ARX)."""
         if self.population_size is not None:
             return float(self.population_size)
+        assert self.sampling_fraction is not None  # __init__ requires one of the two
         return float(round(rows / self.sampling_fraction))
 
     def measure(self, sizes: np.ndarray) -> float:

@@ -60,6 +60,10 @@ class _TCloseness(PrivacyModel):
 
     def _dense_diff(self, stats: ClassStats, lo: int, hi: int) -> np.ndarray:
         """(p - q) for classes lo..hi-1 over every sensitive value."""
+        # called after require_sensitive: the pairs, vals and the table's distribution are set
+        assert stats.pair_class is not None and stats.pair_value is not None
+        assert stats.pair_count is not None and stats.vals is not None
+        assert stats.overall is not None
         sel = (stats.pair_class >= lo) & (stats.pair_class < hi)
         d = np.zeros((hi - lo, len(stats.overall)))
         cls = stats.pair_class[sel]
@@ -96,6 +100,7 @@ class L1Closeness(_TCloseness):
 def _l1(stats: ClassStats) -> np.ndarray:
     # sum over all values of |p - q| = sum over present values (|p - q| - q) + sum of all q
     stats.require_sensitive("t-closeness")
+    assert stats.overall is not None and stats.pair_class is not None  # required just above
     q = stats.overall[stats.pair_value]
     part = np.abs(stats.shares() - q) - q
     return np.bincount(stats.pair_class, part, minlength=stats.classes) + stats.overall.sum()
@@ -106,6 +111,7 @@ class OrderedDistanceEMD(_TCloseness):
 
     def class_values(self, stats: ClassStats) -> np.ndarray:
         stats.require_sensitive(self.name)
+        assert stats.overall is not None  # required just above
         m = len(stats.overall)
         out = np.zeros(stats.classes)
         if m <= 1:
@@ -144,6 +150,8 @@ class HierarchicalEMD(_TCloseness):
                 h = self.hierarchy
             else:
                 raise InputError("hierarchical EMD needs the sensitive attribute's hierarchy")
+        # the labels come with the sensitive attribute (required above)
+        assert stats.labels is not None
         missing = h.missing(stats.labels)
         if missing:
             raise InputError(f"sensitive values missing from hierarchy {h.name!r}: {missing[:10]}")

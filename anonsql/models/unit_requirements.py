@@ -295,6 +295,8 @@ def _sum_by(
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """The distinct ``keys`` (sorted) and each weight summed per key: a counting pass when the
     key space is small, else a sort."""
+    # declared for both branches: mypy 1.19 crashes inferring it from the tuple unpacking
+    uniq: np.ndarray
     if span <= 4 * len(keys) + 1024:
         sums = [np.bincount(keys, w, minlength=span) for w in weights]
         present = np.bincount(keys, minlength=span) > 0

@@ -58,17 +58,15 @@ def _run_row(db: Database, run_id: int | None) -> dict[str, Any]:
 
 def _values_insert(name: str, columns: list[str], rows: list[tuple]) -> exp.Insert:
     values = exp.values([tuple(exp.convert(v) for v in r) for r in rows])
-    return exp.insert(
-        values, exp.Schema(this=table(name), expressions=list(map(exp.to_identifier, columns)))
-    )
+    return exp.insert(values, table(name), columns=columns)
 
 
-def deployment_statements(db: Database, run_id: int | None, dialect: str) -> list[exp.Expression]:
+def deployment_statements(db: Database, run_id: int | None, dialect: str) -> list[exp.Expr]:
     """The statements, as sqlglot expressions, that rebuild run ``run_id``'s output."""
     return _statements(db, _run_row(db, run_id), dialect)
 
 
-def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Expression]:
+def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Expr]:
     from anonsql.output.writer import run_query
 
     params = json.loads(row["parameters"])
@@ -87,10 +85,10 @@ def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Exp
         "levels": json.loads(row["levels"]) if row["levels"] else None,
     }
 
-    def t(template_name: str, /, **kw: Any) -> exp.Expression:
+    def t(template_name: str, /, **kw: Any) -> exp.Expr:
         return template(template_name, dialect, **kw)
 
-    out: list[exp.Expression] = [
+    out: list[exp.Expr] = [
         t("hierarchy/create_catalog"),
         t("hierarchy/create_node"),
         t("hierarchy/create_closure"),
@@ -140,7 +138,7 @@ def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Exp
         )
         out.append(exp.delete(table("anonsql_recodings"), exp.column("output").eq(output)))
         if len(rec):
-            rows = [
+            recoding_rows = [
                 (output, int(r), list(map(str, o)), list(map(str, g)), [int(x) for x in n])
                 for r, o, g, n in rec.itertuples(index=False)
             ]
@@ -148,7 +146,7 @@ def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Exp
                 _values_insert(
                     "anonsql_recodings",
                     ["output", "run_id", "original", "generalized", "nodes"],
-                    rows,
+                    recoding_rows,
                 )
             )
     masks = {c: m for c, m in (params.get("masks") or {}).items()}
@@ -178,13 +176,13 @@ def _statements(db: Database, row: dict[str, Any], dialect: str) -> list[exp.Exp
     return out
 
 
-def _portable(statements: list[exp.Expression], dialect: str) -> list[exp.Expression]:
+def _portable(statements: list[exp.Expr], dialect: str) -> list[exp.Expr]:
     """Spark's built-in tables have no DELETE: each becomes a rewrite of the table."""
     if dialect not in _NO_DELETE:
         return statements
     from anonsql.backend.spark_backend import delete_as_rewrite
 
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     for n, s in enumerate(statements):
         if isinstance(s, exp.Delete):
             out += delete_as_rewrite(s, f"__anonsql_rewrite_{n}")

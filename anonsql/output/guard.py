@@ -3,7 +3,7 @@
 A view built by anonsql does not trust anything stored at run time to keep it anonymous. Each
 read
 
-1. gives every source row the run's transformation (:mod:`anonsql.output.recoding`): its QI
+1. gives every source row the run's transformation (:mod:`anonsql.algorithms.recoding`): its QI
    values are mapped to released labels and hierarchy node ids, through the run's pinned
    hierarchy versions (full-domain levels) or its stored recoding table (multidimensional
    recodings). A QI value that the mapping lacks - a value added after the run, a NULL - gives
@@ -38,13 +38,13 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 
-from anonsql.backend.sql_templates import column, ident, table, template
+from anonsql.algorithms.recoding import SUPPRESSED_LABEL, LevelRecoding, Recoding, TableRecoding
+from anonsql.backend.sql_templates import column, ident, query_template, table
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import NODES
 from anonsql.masking.methods import Mask, sql_digest, sql_mask
 from anonsql.models.base import NULL_SENSITIVE, OnAttribute, PrivacyModel, unwrap
 from anonsql.models.compile import SENSITIVE_ORDER
-from anonsql.output.recoding import SUPPRESSED_LABEL, LevelRecoding, Recoding, TableRecoding
 
 #: prefix of every relation name the query defines (common table expressions); a source
 #: cannot be named like that (:func:`check_source_name`)
@@ -72,7 +72,7 @@ class Guard:
     have placed it either."""
 
     models: list[PrivacyModel]
-    sensitive: str | None = None
+    sensitive: str | list[str] | None = None  # several: a list of their columns
     sensitive_hierarchy: str | None = None
     sensitive_top: int | None = None
     #: the population table of k-map and delta-presence (grouped by the same mapping)
@@ -101,21 +101,21 @@ def _c(name: str, alias: str | None = None) -> exp.Column:
     return column(name, alias)
 
 
-def _raw(name: str, alias: str = "s") -> exp.Expression:
+def _raw(name: str, alias: str = "s") -> exp.Expr:
     return exp.cast(column(name, alias), "VARCHAR")
 
 
 def _mapping_joins(
     q: exp.Select, dialect: str, qis: list[str], recoding: Recoding, alias: str, value
-) -> tuple[exp.Select, list[exp.Expression], list[exp.Expression]]:
+) -> tuple[exp.Select, list[exp.Expr], list[exp.Expr]]:
     """Join ``q`` (rows aliased ``alias``) to the transformation; returns the query, each QI's
     node id and each QI's released label (NULL where the mapping lacks the value)."""
-    nodes: list[exp.Expression] = []
-    labels: list[exp.Expression] = []
+    nodes: list[exp.Expr] = []
+    labels: list[exp.Expr] = []
     if isinstance(recoding, LevelRecoding):
         for j, (key, lv) in enumerate(zip(recoding.hierarchies, recoding.levels, strict=True)):
             m = f"{PREFIX}m{j}"
-            level_map = template("hierarchy/level_map", dialect, name=key, level=lv)
+            level_map = query_template("hierarchy/level_map", dialect, name=key, level=lv)
             # LEFT JOIN: a value the hierarchy lacks keeps its row (suppressed, not dropped);
             # an outer join also keeps PostgreSQL's row estimate at the source's size
             q = q.join(
@@ -139,13 +139,11 @@ def _mapping_joins(
     return q, [_c(f"n{j}", r) for j in range(len(qis))], [_c(f"g{j}", r) for j in range(len(qis))]
 
 
-def _rename_model_relations(
-    tree: exp.Expression, suffix: str = "", shares: bool = False
-) -> exp.Expression:
+def _rename_model_relations(tree: exp.Query, suffix: str = "", shares: bool = False) -> exp.Query:
     """Point a model's template at the prefixed relations; with ``shares``, its
     ``class_sensitive`` is the per-unit weighted one (``class_shares``)."""
 
-    def rename(node: exp.Expression) -> exp.Expression:
+    def rename(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Table) and not node.db and node.name in _MODEL_RELATIONS:
             name = _SHARED.get(node.name, node.name) if shares else node.name
             return exp.alias_(
@@ -153,7 +151,9 @@ def _rename_model_relations(
             )
         return node
 
-    return tree.transform(rename)
+    renamed = tree.transform(rename)
+    assert isinstance(renamed, exp.Query)  # its tables renamed, a query is still one
+    return renamed
 
 
 def _model_ok(
@@ -176,7 +176,7 @@ def _model_ok(
         if "top" in params and params["top"] is None:
             params = {**params, "top": top}
         shares = unit and getattr(model, "reads_distribution", False)
-        values = _rename_model_relations(template(name, dialect, **params), suffix, shares)
+        values = _rename_model_relations(query_template(name, dialect, **params), suffix, shares)
         v = f"v{i}"
         cond = sqlglot.parse_one(model.sql_pass(), read="duckdb")
         cond = cond.transform(
@@ -228,7 +228,7 @@ def _population_counts(
     ).group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))], copy=False)
 
 
-def _unreleased(pop: str, ck: str, n_cols: list[str]) -> exp.Expression:
+def _unreleased(pop: str, ck: str, n_cols: list[str]) -> exp.Expr:
     """``u``: the number of population classes (known node ids) without a class of the source:
     population-only classes, which delta-presence with delta_min > 0 fails and no suppression
     repairs (:mod:`anonsql.models.delta_presence`). A LEFT JOIN kept where the class is
@@ -246,7 +246,7 @@ def _unreleased(pop: str, ck: str, n_cols: list[str]) -> exp.Expression:
 
 def _table_verdicts(
     models: list[PrivacyModel], ck: str, class_ok: str, n_cols: list[str], name: str
-) -> list[tuple[str, exp.Expression]]:
+) -> list[tuple[str, exp.Expr]]:
     """The verdicts after the table-level risk thresholds
     (:mod:`anonsql.models.risk_thresholds`): the classes passing the per-class models are
     ranked by size, then node ids; suppressing the first j leaves C - j classes, N - S_j
@@ -350,7 +350,7 @@ def guarded_query(
         s = (
             exp.convert("NULL")
             if no_sensitive
-            else exp.func("COALESCE", _raw(guard.sensitive), exp.convert("NULL"))
+            else exp.func("COALESCE", _raw(sensitive[0]), exp.convert("NULL"))  # the one
         )
         keys.append(exp.alias_(s, "s"))
     unit = guard.unit
@@ -374,7 +374,7 @@ def guarded_query(
     ).group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))], copy=False)
     mapped = exp.select().from_(exp.alias_(table(grouped_name), "g", table=True))
     g_nodes = [_c(n, "g") for n in n_cols]
-    known: list[exp.Expression] = [_c("known", "g").eq(exp.convert(1))]
+    known: list[exp.Expr] = [_c("known", "g").eq(exp.convert(1))]
     if guard.sensitive_hierarchy is not None:
         sl = f"{PREFIX}sl"
         mapped = mapped.join(
@@ -398,7 +398,7 @@ def guarded_query(
     mapped = mapped.select(_c("n", "g"), copy=False).where(exp.and_(*known), copy=False)
     mapped_name = f"{PREFIX}known"
 
-    ctes: list[tuple[str, exp.Expression]] = [(grouped_name, grouped), (mapped_name, mapped)]
+    ctes: list[tuple[str, exp.Expr]] = [(grouped_name, grouped), (mapped_name, mapped)]
     ok_name = f"{PREFIX}ok"
     node_keys = [_c(n) for n in n_cols]
     # The verdicts the rows look up. Every row whose QI values the mapping knows belongs to a
@@ -477,7 +477,7 @@ def guarded_query(
         if tables:
             verdicts = f"{PREFIX}table_ok"
             ctes.extend(_table_verdicts(tables, ck, f"{PREFIX}class_ok", n_cols, verdicts))
-        verdict: exp.Expression = _c("ok", "o")
+        verdict: exp.Expr = _c("ok", "o")
         ok = (
             exp.select(*[_c(n, "k") for n in n_cols])
             .from_(exp.alias_(table(ck), "k", table=True))
@@ -502,16 +502,18 @@ def guarded_query(
     # 2. every row with its transformation, joined to its class's verdict
     q = exp.select().from_(exp.alias_(table(source), "s", table=True))
     q, nodes, labels = _mapping_joins(q, dialect, qis, recoding, "s", _raw)
-    on = exp.and_(*[_c(n, "ok").eq(nd) for n, nd in zip(n_cols, nodes, strict=True)])
-    q = q.join(exp.alias_(table(ok_name), "ok", table=True), on=on, join_type="left", copy=False)
+    ok_on = exp.and_(*[_c(n, "ok").eq(nd) for n, nd in zip(n_cols, nodes, strict=True)])
+    q = q.join(exp.alias_(table(ok_name), "ok", table=True), on=ok_on, join_type="left", copy=False)
     unknown_sensitive = None
     if guard.sensitive_hierarchy is not None:
         # a row whose sensitive value the hierarchy lacks was left out of its class's test:
         # releasing it would add an untested value to the class
         sl = f"{PREFIX}rsl"
+        one = guard.sensitive
+        assert isinstance(one, str)  # hierarchical EMD reads one attribute's hierarchy
         q = q.join(
             exp.alias_(_sensitive_leaves(guard.sensitive_hierarchy).subquery(), sl, table=True),
-            on=_c("label", sl).eq(exp.func("COALESCE", _raw(guard.sensitive), exp.convert("NULL"))),
+            on=_c("label", sl).eq(exp.func("COALESCE", _raw(one), exp.convert("NULL"))),
             join_type="left",
             copy=False,
         )
@@ -540,6 +542,7 @@ def guarded_query(
         q = q.select(exp.alias_(suppressed.copy(), "__suppressed"), copy=False)
     masks = masks or {}
     keyed = [c for c, m in masks.items() if m.keyed]
+    lookups: dict[str, _Lookup] = {}  # keyed masks, read from their token joins
     for j, c in enumerate(keyed):
         if c not in columns:
             continue
@@ -571,9 +574,9 @@ def guarded_query(
             join_type="left",
             copy=False,
         )
-        masks = {**masks, c: _Lookup(mk)}
+        lookups[c] = _Lookup(mk)
     for c in columns:
-        mask = masks.get(c)
+        mask = lookups[c] if c in lookups else masks.get(c)
         if isinstance(mask, _Lookup):
             q = q.select(exp.alias_(_c("token", mask.alias), ident(c)), copy=False)
         elif mask is not None:
@@ -615,13 +618,13 @@ class _AttributeColumns:
 
 def _attribute_ctes(
     models: list, suffix: str, scol: str, at: _AttributeColumns, dialect: str, guard: Guard
-) -> tuple[list[tuple[str, exp.Expression]], list[tuple[str, exp.Expression]]]:
+) -> tuple[list[tuple[str, exp.Expr]], list[tuple[str, exp.Expr]]]:
     """The relations of one sensitive attribute (column ``scol`` of the mapped rows), each
     name suffixed with ``suffix``: ``cs`` and ``ck`` (first), then ``classes``,
     ``class_sensitive``, ``overall`` and ``class_ok`` (the verdict of ``models``)."""
     n_cols, mapped_name, grouped_name, unit = at.n_cols, at.mapped_name, at.grouped_name, at.unit
     node_keys = [_c(n) for n in n_cols]
-    first: list[tuple[str, exp.Expression]] = []
+    first: list[tuple[str, exp.Expr]] = []
     cs, ck = f"{PREFIX}cs{suffix}", f"{PREFIX}ck{suffix}"
     # per class and sensitive value: its rows, or with a unit the distinct units holding
     # the value (a value counts once per unit)
@@ -706,13 +709,13 @@ def _attribute_ctes(
         )"""
             + shares
         )
-    vals, held = "k.vals", ""
+    vals_col, held = "k.vals", ""
     if unit is not None:
         # a count model's class total is the sum of its counts (a value once per unit holding
         # it), as its numpy side sums them; the distribution models read class_share_totals
         keys = ", ".join(f"x.{n}" for n in n_cols)
         on_held = " AND ".join(f"h.{n} = k.{n}" for n in n_cols)
-        vals = "h.held"
+        vals_col = "h.held"
         held = (
             f" LEFT JOIN (SELECT {keys}, SUM(x.c) AS held FROM {cs} AS x "
             f"WHERE x.s <> {null} GROUP BY {keys}) AS h ON {on_held}"
@@ -727,7 +730,7 @@ def _attribute_ctes(
         f"""
         WITH {PREFIX}classes{suffix} AS (
           SELECT k.class_id, CAST(k.size AS DOUBLE) AS size, FALSE AS suppressed,
-                 NULLIF(CAST({vals} AS DOUBLE), 0) AS vals{at.population}
+                 NULLIF(CAST({vals_col} AS DOUBLE), 0) AS vals{at.population}
           FROM {ck} AS k{held} {at.pop_join}
         ), {PREFIX}class_sensitive{suffix} AS (
           SELECT k.class_id, x.s, CAST(x.c AS DOUBLE) AS c
@@ -748,10 +751,10 @@ def _attribute_ctes(
     return first, rest
 
 
-def _distinct_units(only_values: bool = False, scol: str = "s") -> exp.Expression:
+def _distinct_units(only_values: bool = False, scol: str = "s") -> exp.Expr:
     """COUNT(DISTINCT u): a class's units (with ``only_values``, those holding a sensitive
     value in column ``scol``: NULL is no value)."""
-    u: exp.Expression = _c("u")
+    u: exp.Expr = _c("u")
     if only_values:
         u = exp.Case(
             ifs=[

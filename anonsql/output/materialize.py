@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from anonsql.algorithms.recoding import SUPPRESSED_LABEL, LevelRecoding
 from anonsql.backend.sql_templates import column, ident, table
 from anonsql.errors import InputError
-from anonsql.output.recoding import SUPPRESSED_LABEL, LevelRecoding
 
 
 def output_query(

@@ -78,7 +78,7 @@ def written_by(db: Database, name: str) -> str | None:
     """Which anonsql writer last wrote relation ``name`` ('anonymize', 'represent', 'demo'),
     or None when anonsql did not write it (or a user's table was imported over it). Reads
     only; creates none of anonsql's tables."""
-    from anonsql.output.provenance import Provenance
+    from anonsql.provenance import Provenance
 
     backend = db.backend
     if RELATIONS in backend.schemas_ready or backend.table_exists(RELATIONS):

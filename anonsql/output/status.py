@@ -3,8 +3,9 @@
 A view re-applies its run's models at every read, so after the source changes it stays
 anonymous by suppressing more (or fewer) rows; what it can no longer promise is the run's
 suppression limit. :func:`output_status` measures that, per output: rows and suppressed
-share at the run and now. :func:`refresh` re-runs an output's stored spec (current hierarchy
-versions, current rows) and replaces the output atomically: a failure leaves it as it was.
+share at the run and now (people, when the run counted a privacy unit). :func:`refresh`
+re-runs an output's stored spec (current hierarchy versions, current rows) and replaces the
+output atomically: a failure leaves it as it was.
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ class OutputStatus:
     snapshot: bool
     #: each output column's role (quasi-identifier, sensitive, kept, masked: METHOD)
     roles: dict[str, str] = field(default_factory=dict)
+    #: the privacy unit the counts are of (docs/models/units.md); None: they are rows
+    unit: str | None = None
+
+    @property
+    def counted_in(self) -> str:
+        """What ``rows_*`` and ``suppressed_*`` count: rows, or units of a column."""
+        return f"units of {self.unit}" if self.unit else "rows"
 
     @property
     def share_at_run(self) -> float:
@@ -47,11 +55,12 @@ class OutputStatus:
         out = asdict(self)
         out["share_at_run"] = self.share_at_run
         out["share_now"] = self.share_now
+        out["counted_in"] = self.counted_in
         return out
 
 
 def _runs(db) -> dict[str, dict[str, Any]]:
-    from anonsql.output.provenance import Provenance
+    from anonsql.provenance import Provenance
 
     if not db.backend.table_exists("anonsql_runs"):
         return {}
@@ -92,9 +101,19 @@ def output_status(db, output: str | None = None) -> list[OutputStatus]:
                 within_limit=supp_now <= limit * rows_now,
                 snapshot=(run["materialize"] == "table"),
                 roles=run_roles(params),
+                unit=params.get("unit") or None,
             )
         )
     return out
+
+
+def unit_of_output(db, table_name: str) -> str | None:
+    """The privacy unit of the run that wrote ``table_name``, if anonsql wrote it with one."""
+    try:
+        run = find_output(db, table_name)
+    except InputError:
+        return None
+    return run["parameters"].get("unit") or None
 
 
 def table_roles(
@@ -115,4 +134,4 @@ def table_roles(
     return out
 
 
-__all__ = ["OutputStatus", "find_output", "output_status", "table_roles"]
+__all__ = ["OutputStatus", "find_output", "output_status", "table_roles", "unit_of_output"]

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from sqlglot import exp
 
-from anonsql.algorithms.dp.sampling import drop_sample, replaced_sample
+from anonsql.algorithms.dp.sampling import drop_sample, stale_samples
+from anonsql.algorithms.recoding import LevelRecoding, Recoding, TableRecoding
 from anonsql.backend.sql_templates import table
 from anonsql.errors import InputError
 from anonsql.models.base import PrivacyModel
@@ -26,8 +27,7 @@ from anonsql.models.t_closeness import HierarchicalEMD
 from anonsql.output.guard import Guard, guarded_query
 from anonsql.output.materialize import replace_output
 from anonsql.output.naming import record_written
-from anonsql.output.provenance import Provenance
-from anonsql.output.recoding import LevelRecoding, Recoding, TableRecoding
+from anonsql.provenance import Provenance
 from anonsql.spec import Spec
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def publish(
     roles: Roles,
     spec: Spec,
     outcome: Outcome,
-    keys: list[str],
+    keys: list[str | None],
     sensitive_key: str | None,
     timings: dict[str, float],
     tokens: Tokens | None = None,
@@ -70,6 +70,7 @@ def publish(
     Call inside the run's transaction when the run stored hierarchies of its own. ``roles``
     says what each output column is (:func:`anonsql.masking.roles.resolve_roles`);
     ``tokens`` holds the keyed masks' tokens (:func:`anonsql.masking.tokens.prepare_tokens`)."""
+    assert spec.output is not None  # the run publishes only when it names an output
     backend = db.backend
     masks = {**roles.masks, **(tokens.masks if tokens else {})}
     guard = make_guard(db, spec, outcome.models, sensitive_key)
@@ -82,7 +83,7 @@ def publish(
         prov = Provenance(backend)  # creates anonsql's tables inside the transaction
         run_id = prov.next_run_id()
         # a DP release's stored sample read by the output this run replaces (anonsql.algorithms.dp)
-        old_sample = replaced_sample(db, spec.output)
+        old_sample, orphans = stale_samples(db, spec.output, keep=outcome.release_source)
         if isinstance(recoding, TableRecoding):
             recoding.output = spec.output
             prov.replace_recodings(
@@ -103,6 +104,9 @@ def publish(
         replace_output(db, spec.materialize, spec.output, query)
         if old_sample and old_sample != outcome.release_source:
             drop_sample(db, old_sample)
+        # samples of DP outputs dropped by hand: sampled source rows nothing publishes
+        for orphan in orphans:
+            drop_sample(db, orphan)
         record_written(db, spec.output, "anonymize")
         prov.record_solutions(run_id, pd.DataFrame(outcome.solutions))
         params = spec.to_dict()
@@ -248,7 +252,7 @@ def run_query(
         recoding,
         guard,
         spec.drop_suppressed if drop_suppressed is None else drop_suppressed,
-        roots=[h.root for h in hs]
+        roots=[h.root for h in hs if h is not None]  # every QI has one (checked above)
         if roots
         else ([-1 if h is None else h.root for h in hs] if originals else None),
         flag=flag,
@@ -267,24 +271,53 @@ def _models_of_run(spec: Spec, sensitive_key: str | None) -> list[PrivacyModel]:
 
 
 def suppressed_now(db, run: dict[str, Any]) -> tuple[int, int]:
-    """(rows, suppressed rows) that the run's guarded query releases now."""
-    query, _ = run_query(db, run, flag=True, drop_suppressed=False)
+    """(rows, suppressed rows) that the run's guarded query releases now. With a privacy
+    unit, (units, suppressed units), counted as the run counted them (docs/models/units.md):
+    a unit is suppressed as soon as one of its rows is."""
+    unit = run["parameters"].get("unit")
+    query, _ = run_query(db, run, flag=True, drop_suppressed=False, extra=[unit] if unit else None)
     flagged = exp.alias_(query.subquery(), "v", table=True)
-    agg = exp.select(
-        exp.Count(this=exp.Star()),
-        exp.func(
+    is_suppressed = exp.column("__suppressed", "v")
+    if unit:
+        # a row without a unit is never released and counts as one unit of its own, as the
+        # run counted it (anonsql.data.units); COUNT(DISTINCT) leaves those rows out
+        who = exp.column(unit, "v")
+        alone = exp.func(
             "COALESCE",
             exp.Sum(
                 this=exp.Case(
-                    ifs=[exp.If(this=exp.column("__suppressed", "v"), true=exp.convert(1))],
+                    ifs=[exp.If(this=who.copy().is_(exp.null()), true=exp.convert(1))],
                     default=exp.convert(0),
                 )
             ),
             exp.convert(0),
-        ),
-    ).from_(flagged)
+        )
+        units = exp.Add(this=exp.Count(this=exp.Distinct(expressions=[who])), expression=alone)
+        touched = exp.Add(
+            this=exp.Count(
+                this=exp.Distinct(
+                    expressions=[exp.Case(ifs=[exp.If(this=is_suppressed, true=who.copy())])]
+                )
+            ),
+            expression=alone.copy(),
+        )
+        agg = exp.select(units, touched).from_(flagged)
+    else:
+        agg = exp.select(
+            exp.Count(this=exp.Star()),
+            exp.func(
+                "COALESCE",
+                exp.Sum(
+                    this=exp.Case(
+                        ifs=[exp.If(this=is_suppressed, true=exp.convert(1))],
+                        default=exp.convert(0),
+                    )
+                ),
+                exp.convert(0),
+            ),
+        ).from_(flagged)
     rows, supp = db.backend.fetchall(agg)[0]
-    return int(rows), int(supp)
+    return int(rows), int(supp or 0)
 
 
 def source_rows(db, source: str) -> int:

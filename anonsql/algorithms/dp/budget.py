@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from anonsql.backend.sql_templates import template
 from anonsql.errors import InputError
@@ -65,10 +66,10 @@ def _ensure_table(backend) -> None:
         backend.schemas_ready.add(BUDGET)
 
 
-def _spent(db) -> dict[str, list[float]]:
+def _spent(db) -> dict[str, list[Any]]:
     """canonical source name -> [epsilon, delta, releases, shown name]."""
     be = db.backend
-    out: dict[str, list] = {}
+    out: dict[str, list[Any]] = {}
     if not be.table_exists("anonsql_runs"):
         return out
     rows = be.fetchall(

@@ -20,8 +20,13 @@ import contextlib
 from sqlglot import exp
 
 from anonsql.algorithms.dp.quality import Aggregates
-from anonsql.backend.sql_templates import column, drop, table, template
-from anonsql.data.engine_classes import _temporary
+from anonsql.backend.sql_templates import (
+    column,
+    drop,
+    query_template,
+    table,
+    temporary,
+)
 from anonsql.data.histogram import histogram_query
 from anonsql.errors import InputError
 
@@ -59,7 +64,7 @@ class SampleScorer:
         self._create(HIST, hist)
         wide = exp.select(exp.column("n", "h")).from_(exp.alias_(table(HIST), "h", table=True))
         for j, (key, top) in enumerate(zip(self.keys, self.tops, strict=True)):
-            m = template("dp/leaf_ancestors", dialect, name=key, top=top)
+            m = query_template("dp/leaf_ancestors", dialect, name=key, top=top)
             pivot = exp.select(column("leaf")).from_(exp.alias_(m.subquery(), "a", table=True))
             for lv in range(top + 1):
                 at = column("level").eq(exp.convert(lv))
@@ -101,7 +106,7 @@ class SampleScorer:
 
     def _create(self, name: str, query: exp.Select) -> None:
         self.be.execute(drop("table", name))
-        self.be.execute(_temporary(name, query, self.be.dialect))
+        self.be.execute(temporary(name, query, self.be.dialect))
         self._made.append(name)
 
     def close(self) -> None:
@@ -111,7 +116,7 @@ class SampleScorer:
         self._made.clear()
 
     # -- one batch of candidates -------------------------------------------------------------
-    def _classes(self, candidates: list[tuple[int, ...]]) -> exp.Expression:
+    def _classes(self, candidates: list[tuple[int, ...]]) -> exp.Select:
         """``cand, n<j>, s<j>, r<j>, size``: every candidate's classes on the sample, one
         GROUP BY of :data:`WIDE` per candidate (UNION ALL). Rows with a value a hierarchy
         lacks (NULL node) are left out: they are counted apart (:attr:`missing_rows`)."""
@@ -131,7 +136,7 @@ class SampleScorer:
             q = q.select(exp.alias_(exp.Sum(this=column("n")), "size"), copy=False)
             known = exp.and_(*[k.copy().is_(exp.null()).not_() for k in keys])
             parts.append(q.where(known, copy=False).group_by(*keys, copy=False))
-        union = parts[0]
+        union: exp.Query = parts[0]
         for p in parts[1:]:
             union = exp.union(union, p, distinct=False)
         return exp.select("*").from_(exp.alias_(union.subquery(), "cl", table=True))
@@ -146,12 +151,12 @@ class SampleScorer:
         classes = self._classes(candidates)
         released = exp.GTE(this=column("size"), expression=exp.convert(k))
 
-        def when(cond: exp.Expression, value: exp.Expression) -> exp.Expression:
+        def when(cond: exp.Expr, value: exp.Expr) -> exp.Expr:
             return exp.Sum(
                 this=exp.Case(ifs=[exp.If(this=cond, true=value)], default=exp.convert(0))
             )
 
-        q = template("dp/candidate_scores", self.be.dialect, k=k)
+        q = query_template("dp/candidate_scores", self.be.dialect, k=k)
         for j in range(m):
             size_leaves = exp.Mul(this=column("size"), expression=column(f"s{j}"))
             root = exp.and_(released.copy(), column(f"r{j}").eq(exp.convert(1)))
@@ -222,7 +227,7 @@ class SampleScorer:
                 .from_(exp.alias_(inner.subquery(), "v", table=True))
                 .group_by(exp.column("cand", "v"))
             )
-        union = parts[0]
+        union: exp.Query = parts[0]
         for p in parts[1:]:
             union = exp.union(union, p, distinct=False)
         q = exp.select("*").from_(exp.alias_(union.subquery(), "u", table=True))

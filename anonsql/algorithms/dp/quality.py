@@ -111,12 +111,17 @@ def utility(a: Aggregates, ctx: ScoreContext) -> Fraction:
     """u of ``ctx.metric`` on the sample, exact (module docstring)."""
     m, s = ctx.qis, a.suppressed_rows
     if ctx.metric == "loss":
-        shares = sum(Fraction(v, t) for v, t in zip(a.leaves, ctx.leaf_totals, strict=True))
+        shares = sum(
+            (Fraction(v, t) for v, t in zip(a.leaves, ctx.leaf_totals, strict=True)), Fraction(0)
+        )
         return -(m * s + shares)
     if ctx.metric == "precision":
         levels = sum(
-            Fraction(lv, top) if top > 0 else Fraction(0)
-            for lv, top in zip(a.levels, ctx.tops, strict=True)
+            (
+                Fraction(lv, top) if top > 0 else Fraction(0)
+                for lv, top in zip(a.levels, ctx.tops, strict=True)
+            ),
+            Fraction(0),
         )
         return -(a.released_rows * levels + m * s)
     if ctx.metric == "aecs":
@@ -152,8 +157,8 @@ def arx_loss(a: Aggregates, ctx: ScoreContext) -> tuple[float, list[float]]:
         v = max((raw - lo) / (n - lo), Fraction(0)) if n > lo else Fraction(0)
         per_qi.append(math.floor(float(v) * 1e10 + 1e-4) / 1e10)
     out = 1.0
-    for v in per_qi:
-        out *= (v + 1.0) ** (1.0 / len(per_qi))
+    for x in per_qi:
+        out *= (x + 1.0) ** (1.0 / len(per_qi))
     return out - 1.0, per_qi
 
 

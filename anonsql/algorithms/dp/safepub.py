@@ -47,12 +47,12 @@ from anonsql.algorithms.dp.quality import (
 )
 from anonsql.algorithms.dp.sampling import ROW, draw_sample, drop_sample, new_sample_name
 from anonsql.algorithms.dp.search import FINAL_SHARE, safepub_search
+from anonsql.algorithms.recoding import LevelRecoding
 from anonsql.backend.sql_templates import table
 from anonsql.errors import InputError
 from anonsql.metrics.risk import risk_measures
 from anonsql.models.base import PrivacyModel
 from anonsql.models.k_anonymity import KAnonymity
-from anonsql.output.recoding import LevelRecoding
 from anonsql.spec import Spec, Spell
 
 #: ARX's default search budget (``ARXConfiguration.dpSearchBudget``, 0.1), here a share of
@@ -189,7 +189,7 @@ def _source_rows(db, source: str) -> int:
 
 
 def _previous_release(db, output: str) -> dict | None:
-    from anonsql.output.provenance import Provenance
+    from anonsql.provenance import Provenance
 
     if not db.backend.table_exists("anonsql_runs"):
         return None
@@ -225,6 +225,8 @@ class SafePub(Algorithm):
         """k-anonymity with the k derived from epsilon and delta (the run's own), enforced
         at every read of the stored sample."""
         share = spec.dp_search_budget if spec.dp_search_budget is not None else DEFAULT_SEARCH_SHARE
+        # a safepub run's spec has both (check_dp_options before it ran)
+        assert spec.dp_epsilon is not None and spec.dp_delta is not None
         return [KAnonymity(safepub_parameters(spec.dp_epsilon, spec.dp_delta, share).k)]
 
     def run(self, ctx: RunContext) -> Outcome:
@@ -237,10 +239,11 @@ class SafePub(Algorithm):
             )
         share = spec.dp_search_budget if spec.dp_search_budget is not None else DEFAULT_SEARCH_SHARE
         steps = spec.dp_steps if spec.dp_steps is not None else DEFAULT_STEPS
+        assert spec.dp_epsilon is not None and spec.dp_delta is not None  # checked above
         params = safepub_parameters(spec.dp_epsilon, spec.dp_delta, share)
         refuse_beyond(db, source, params.epsilon, params.delta)
         metric = check_metric(spec.metric)
-        hierarchies = [db.hierarchies.load(key) for key in ctx.keys]
+        hierarchies = [db.hierarchies.load(key) for key in ctx.pinned_keys]
         tops = [h.top_level for h in hierarchies]
         levels = fixed_levels(spec, tops) if share == 0 else None
         previous = _previous_release(db, spec.output)
@@ -257,7 +260,7 @@ class SafePub(Algorithm):
         order = db.backend.columns(source) if spec.seed is not None else None
         draw_sample(db, source, sample, rnd.sample_key(), params.threshold, order)
         ctx.timings["sample"] = time.perf_counter() - t0
-        with SampleScorer(db, list(spec.qis), list(ctx.keys), tops) as scorer:
+        with SampleScorer(db, list(spec.qis), ctx.pinned_keys, tops) as scorer:
             t1 = time.perf_counter()
             scorer.prepare(sample, spec.missing)
             rows = _source_rows(db, source) if metric in NEEDS_ROWS else 0
@@ -360,7 +363,7 @@ class SafePub(Algorithm):
 
         lattice = math.prod(t + 1 for t in tops)
         outcome = Outcome(
-            recoding=LevelRecoding(list(ctx.keys), list(chosen)),
+            recoding=LevelRecoding(ctx.pinned_keys, list(chosen)),
             models=[KAnonymity(params.k)],
             metric=metric,
             score=score(agg, sctx),

@@ -42,14 +42,21 @@ def threshold_hex(threshold: int) -> str:
 
 
 def sample_query(
-    dialect: str, source: str, key: str, threshold: int, order: list[str] | None = None
-) -> exp.Expression:
-    """The sample's SELECT. ``order``: number the rows in the order of these columns (as
-    text), so that a seeded release draws the same rows again (tests, reproductions);
-    without it the numbering is the engine's scan order, which is all an unseeded draw
-    needs (distinct numbers within the one statement)."""
+    dialect: str, source: str, threshold: int, order: list[str] | None = None
+) -> exp.Expr:
+    """The sample's SELECT, with the key as its one bound parameter (``?``): the key never
+    enters a statement's text, so the engine's views of running and past statements
+    (pg_stat_activity, pg_stat_statements, Spark's UI, query logs) do not show it.
+    ``order``: number the rows in the order of these columns (as text), so that a seeded
+    release draws the same rows again (tests, reproductions); without it the numbering is
+    the engine's scan order, which is all an unseeded draw needs (distinct numbers within
+    the one statement)."""
     q = template(
-        "dp/draw_sample", dialect, source=table(source), key=key, threshold=threshold_hex(threshold)
+        "dp/draw_sample",
+        dialect,
+        source=table(source),
+        key=exp.Placeholder(),
+        threshold=threshold_hex(threshold),
     )
     if order:
         number = exp.Window(
@@ -74,9 +81,9 @@ def draw_sample(
 ) -> None:
     """Write the sample as table ``name`` (one CREATE TABLE ... AS: drawn once)."""
     be = db.backend
-    query = sample_query(be.dialect, source, key, threshold, order)
+    query = sample_query(be.dialect, source, threshold, order)
     be.execute(drop("table", name))
-    be.execute(exp.Create(this=table(name), kind="TABLE", expression=query))
+    be.execute(exp.Create(this=table(name), kind="TABLE", expression=query), [key])
     be.restrict_access(name)
 
 
@@ -100,16 +107,11 @@ def drop_sample(db, name: str | None) -> None:
         db.backend.execute(drop("table", name))
 
 
-def replaced_sample(db, output: str | None) -> str | None:
-    """The stored sample that ``output``'s current run reads, if that run is a DP release
-    (the writer drops it when the output is replaced)."""
+def _dp_runs(db) -> list[tuple[str, str]]:
+    """(sample, output) of every recorded DP release, oldest first: one statement (the
+    writer calls this after creating the provenance tables)."""
     import json
 
-    be = db.backend
-    if output is None:
-        return None
-    # one statement (the writer calls this after creating the provenance tables): the runs
-    # whose parameters hold a DP section, the last one of this output deciding
     runs = table("anonsql_runs")
     query = (
         exp.select(column("output"), column("parameters"))
@@ -122,11 +124,36 @@ def replaced_sample(db, output: str | None) -> str | None:
         )
         .order_by(column("run_id"))
     )
-    sample = None
-    for name, params in be.fetchall(query):
-        if be.same_relation(str(name), output):
-            sample = (json.loads(params).get("dp") or {}).get("sample")
-    return sample
+    out = []
+    for name, params in db.backend.fetchall(query):
+        sample = (json.loads(params).get("dp") or {}).get("sample")
+        if sample and str(sample).startswith(SAMPLE_PREFIX):
+            out.append((str(sample), str(name)))
+    return out
+
+
+def stale_samples(db, output: str | None, keep: str | None = None) -> tuple[str | None, list[str]]:
+    """What a write of ``output`` leaves unread: the sample its current run reads (if that
+    run is a DP release), and the orphans: samples whose output is gone (dropped by hand)
+    or reads another sample now; each holds sampled source rows that nothing publishes.
+    ``keep``: a sample being written now (its run is not recorded yet)."""
+    be = db.backend
+    samples = _dp_runs(db)
+    # an output's current sample is the one of its latest DP run
+    current: dict[str, str] = {}
+    for sample, name in samples:
+        same = next((o for o in current if be.same_relation(o, name)), name)
+        current[same] = sample
+    replaced = None
+    if output is not None:
+        replaced = next((s for o, s in current.items() if be.same_relation(o, output)), None)
+    if len(samples) == len(current) and all(be.relation_kind(o) for o in current):
+        return replaced, []  # every sample is its output's current one, and read
+    live = {s for o, s in current.items() if be.relation_kind(o)}
+    orphans = [
+        s for s, _ in samples if s not in live and s not in (keep, replaced) and be.table_exists(s)
+    ]
+    return replaced, list(dict.fromkeys(orphans))
 
 
 __all__ = [
@@ -135,7 +162,7 @@ __all__ = [
     "draw_sample",
     "drop_sample",
     "new_sample_name",
-    "replaced_sample",
     "sample_query",
+    "stale_samples",
     "threshold_hex",
 ]

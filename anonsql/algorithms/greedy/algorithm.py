@@ -12,14 +12,14 @@ import numpy as np
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.algorithms.catalog import SEE
 from anonsql.algorithms.greedy.gaa import GreedyModel, GreedyResult, _ldiv, _tclo, gaa
+from anonsql.algorithms.recoding import TableRecoding
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
 from anonsql.metrics.risk import risk_measures
 from anonsql.metrics.unified import METRICS, UnifiedMetric
 from anonsql.models import EntropyLDiversity, KAnonymity, L1Closeness, PrivacyModel
 from anonsql.models.base import NULL_SENSITIVE
-from anonsql.output.recoding import TableRecoding
-from anonsql.spec import Spec
+from anonsql.spec import Spec, single_sensitive
 
 GUARANTEE = (
     "heuristic (Mauger et al.'s GAA): every class satisfies the model; the generalization cost "
@@ -101,7 +101,9 @@ class GreedyAlgorithm(Algorithm):
             raise InputError(
                 "GAA suppresses no records: missing='suppress' is for the lattice searches"
             )
-        hist = Histogram.from_database(ctx.db, ctx.source, spec.qis, ctx.keys, spec.sensitive)
+        hist = Histogram.from_database(
+            ctx.db, ctx.source, spec.qis, ctx.pinned_keys, single_sensitive(spec)
+        )
         if hist.rows == 0:
             raise InputError(f"table {ctx.source!r} is empty")
         if (model.l is not None or model.t is not None) and NULL_SENSITIVE in hist.sens_labels:

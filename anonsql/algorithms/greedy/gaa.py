@@ -237,6 +237,9 @@ def gaa(
     if hist.sens is not None:  # kept for the l_div / t_clo of the result even with S1
         q = len(hist.sens_labels)
         counts = np.zeros((n, q))
+        # the bottom's sparse sensitive counts (there is a sensitive attribute)
+        assert bottom.pair_class is not None and bottom.pair_value is not None
+        assert bottom.pair_count is not None
         np.add.at(counts, (bottom.pair_class, bottom.pair_value), bottom.pair_count)
         # sum over values of c ln c per class: with it the entropy of a merging needs only
         # the values of C_s (see _Context.ldiv)
@@ -260,10 +263,12 @@ def gaa(
         if sizes[slot] < model.k:
             return True
         if model.l is not None:
+            assert counts is not None  # l-diversity reads the sensitive attribute
             lv = _ldiv(counts[slot : slot + 1], sizes[slot : slot + 1])[0]
             if lv < model.l * (1 - 1e-12):
                 return True
         if model.t is not None:
+            assert counts is not None and overall is not None  # t reads it too
             tv = _tclo(counts[slot : slot + 1], sizes[slot : slot + 1], overall)[0]
             if tv > model.t * (1 + 1e-12) + 1e-15:
                 return True
@@ -287,6 +292,7 @@ def gaa(
             cols[:, slot] = cols[:, last]
             sizes[slot] = sizes[last]
             if counts is not None:
+                assert xlogx is not None  # set with counts
                 counts[slot] = counts[last]
                 xlogx[slot] = xlogx[last]
             members[slot] = members[last]
@@ -305,6 +311,7 @@ def gaa(
             if support is not None:  # before the counts add up: it reads C_cid's values
                 support.merge(cid, s, other, counts)
             counts[s] += counts[o]
+            assert xlogx is not None  # set with counts
             xlogx[s] = _xlogx(counts[s]).sum()
         # the shorter list joins the longer (rows' order within a class is immaterial)
         if len(members[s]) < len(members[o]):
@@ -627,6 +634,8 @@ class _Support:
         """t_clo of C_s merged with each class, for all ``ctx.n`` slots (C_s's own is
         meaningless)."""
         s, n, counts, overall = ctx.s, ctx.n, ctx.counts, ctx.overall
+        # the support is kept for the strategies that read the sensitive attribute
+        assert counts is not None and overall is not None and ctx.slot_of is not None
         size = ctx.sizes[:n] + ctx.sizes[s]
         held = np.flatnonzero(counts[s])
         merged = counts[:n, held] + counts[s, held]
@@ -650,7 +659,7 @@ class _Context:
     def __init__(
         self,
         s: int,
-        cand: np.ndarray,
+        cand: np.ndarray | None,  # None: built when a strategy asks (cand)
         cost: np.ndarray | None,
         counts: np.ndarray | None,
         sizes: np.ndarray,
@@ -723,6 +732,8 @@ class _Context:
         merged class, entropy = ln N - (sum of c ln c) / N, and the sum differs from the
         candidate's own only on the values C_s holds: O(candidates x |values of C_s|)."""
         rows, pick = self._rows(idx)
+        # asked by the strategies that read the sensitive attribute: its counts are kept
+        assert self.counts is not None and self.xlogx is not None
         values = np.flatnonzero(self.counts[self.s])
         own = self.counts[rows][:, values] if pick is not None else self.counts[np.ix_(idx, values)]
         merged = own + self.counts[self.s, values]
@@ -735,6 +746,7 @@ class _Context:
         if self.support is not None and len(idx) >= SPARSE_MIN_CANDIDATES:
             return self.support.tclo(self)[idx]
         rows, pick = self._rows(idx)
+        assert self.counts is not None and self.overall is not None  # as ldiv
         # _tclo's operations, in place
         merged = self.counts[rows] + self.counts[self.s]
         merged /= (self.sizes[rows] + self.sizes[self.s])[:, None]

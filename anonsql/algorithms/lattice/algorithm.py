@@ -13,22 +13,22 @@ from typing import TYPE_CHECKING, Any
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext, given_options
 from anonsql.algorithms.lattice.base import Search, SearchResult
+from anonsql.algorithms.lattice.engine_classes import is_in_engine, load_histogram, parse_size
 from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
 from anonsql.algorithms.lattice.searches import search as make_search
+from anonsql.algorithms.recoding import LevelRecoding
 from anonsql.backend.sql_templates import drop
 from anonsql.data.classes import Partition
-from anonsql.data.engine_classes import is_in_engine, load_histogram, parse_size
 from anonsql.data.histogram import Histogram
-from anonsql.data.multi_sa import MULTI_SA, SA_COLUMN, composite, multi_sa_relation
 from anonsql.data.units import UNITS, units_relation
 from anonsql.errors import InputError
 from anonsql.metrics.quality import quality_model
 from anonsql.metrics.risk import risk_measures
 from anonsql.models import HierarchicalEMD
 from anonsql.models.goal import build_models
+from anonsql.models.multi_sa import MULTI_SA, SA_COLUMN, composite, multi_sa_relation
 from anonsql.models.requirements import Requirements, population_histogram
 from anonsql.models.unit_requirements import UnitRequirements, check_unit_models
-from anonsql.output.recoding import LevelRecoding
 from anonsql.spec import Spec, Spell, sensitive_columns
 
 if TYPE_CHECKING:
@@ -56,6 +56,8 @@ def sensitive_hierarchy(ctx: RunContext, models: list) -> Hierarchy | None:
     if any(isinstance(m, HierarchicalEMD) for m in models):
         if spec.sensitive is None:
             raise InputError("hierarchical EMD needs a sensitive attribute (--sa)")
+        # one attribute (the options refuse several), whose hierarchy the run pinned
+        assert isinstance(spec.sensitive, str) and ctx.sensitive_key is not None
         ctx.db.hierarchies.check_column(ctx.source, spec.sensitive, ctx.sensitive_key)
         sens_h = ctx.db.hierarchies.load(ctx.sensitive_key)
     if any(m.needs_sensitive for m in models) and spec.sensitive is None:
@@ -66,7 +68,7 @@ def sensitive_hierarchy(ctx: RunContext, models: list) -> Hierarchy | None:
 #: the options of every lattice search: the solution space, the monotone shortcut, the
 #: histogram's memory, and local recoding after the search (its own options are
 #: :class:`~anonsql.algorithms.lattice.passes.LocalRecoding`'s)
-LATTICE_OPTIONS = ("solutions", "assume_monotone", "memory_budget", "recoding")
+LATTICE_OPTIONS: tuple[str, ...] = ("solutions", "assume_monotone", "memory_budget", "recoding")
 
 
 class _Lattice(Algorithm):
@@ -96,7 +98,8 @@ class _Lattice(Algorithm):
         units = None
         source = ctx.source
         several = sensitive_columns(spec) if isinstance(spec.sensitive, list) else None
-        sensitive = spec.sensitive
+        # the one sensitive column the search reads (several: their composite, below)
+        sensitive = None if isinstance(spec.sensitive, list) else spec.sensitive
         if spec.unit is not None:
             # one row per unit (docs/models/units.md): the search counts units as rows
             units = units_relation(ctx.db, ctx.source, spec.qis, spec.sensitive, spec.unit)
@@ -112,17 +115,17 @@ class _Lattice(Algorithm):
             return self._run_units(ctx, units, search, models, quality, metric, sens_h, several)
         if several is not None:
             # several sensitive attributes: the search reads their tuple as one composite
-            # value (anonsql.data.multi_sa), each model tests each attribute
+            # value (anonsql.models.multi_sa), each model tests each attribute
             keep = [*([spec.unit] if spec.unit is not None else []), *spec.qis]
             multi_sa_relation(ctx.db, source, keep, several)
             source, sensitive = MULTI_SA, SA_COLUMN
             ctx.after.callback(ctx.db.backend.execute, drop("table", MULTI_SA))
-        # in memory when it fits the budget, else kept in the engine (anonsql.data.engine_classes)
+        # in memory when it fits the budget, else kept in the engine (engine_classes.py)
         hist = load_histogram(
             ctx.db,
             source,
             spec.qis,
-            ctx.keys,
+            ctx.pinned_keys,
             sensitive,
             spec.missing,
             None if spec.memory_budget is None else parse_size(spec.memory_budget),
@@ -134,7 +137,7 @@ class _Lattice(Algorithm):
             if several is not None:
                 comp = composite(ctx.db, several, hist.sens_labels, hist.overall_distribution())
             outcome = self._run(ctx, hist, search, models, quality, metric, sens_h, comp)
-            if units is not None:
+            if units is not None and spec.unit is not None:  # units come with a unit
                 outcome.measures.update(units.figures(spec.unit))
             return outcome
         finally:
@@ -154,7 +157,7 @@ class _Lattice(Algorithm):
         source, sensitive, comp = UNITS, spec.sensitive, None
         if several is not None:
             # several sensitive attributes: their tuple as one composite value per record
-            # (anonsql.data.multi_sa); each model reads its attribute's unit counts
+            # (anonsql.models.multi_sa); each model reads its attribute's unit counts
             multi_sa_relation(ctx.db, UNITS, [spec.unit, *spec.qis], several)
             ctx.after.callback(ctx.db.backend.execute, drop("table", MULTI_SA))
             source, sensitive = MULTI_SA, SA_COLUMN

@@ -10,13 +10,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
-from anonsql.algorithms.lattice.lattice import Lattice
+from anonsql.algorithms.lattice.engine_classes import is_in_engine
+from anonsql.algorithms.lattice.node_summary import NodeSummary, SummaryAssessment
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
-from anonsql.data.node_summary import NodeSummary, SummaryAssessment
 from anonsql.metrics.quality import QualityModel
 from anonsql.models.requirements import Assessment, Requirements, Screening
 
@@ -44,11 +45,23 @@ class SearchResult:
     partition: Partition | None = None
 
 
+class LatticeNodes(Protocol):
+    """What the evaluator reads of a lattice: :class:`Lattice`, or the heuristic search's
+    lattice that numbers the nodes as it meets them."""
+
+    m: int
+
+    @property
+    def levels(self) -> np.ndarray: ...
+
+    def node(self, levels) -> int: ...
+
+
 class NodeEvaluator:
     def __init__(
         self,
         hist: Histogram,
-        lattice: Lattice,
+        lattice: LatticeNodes,
         requirements: Requirements,
         quality: QualityModel,
         cache_bytes: int = 512 << 20,
@@ -76,14 +89,15 @@ class NodeEvaluator:
         self.base = 0
         #: a histogram kept in the engine computes a node's classes itself, choosing per
         #: node between a GROUP BY there and a roll-up here of a cached finer partition
-        #: (:mod:`anonsql.data.engine_classes`); its bottom is never read into memory
+        #: (:mod:`anonsql.algorithms.lattice.engine_classes`); its bottom is never read into memory
         self.node_classes = getattr(hist, "node_classes", None)
         if self.node_classes is None:
             self._store(0, Partition.from_histogram(hist, tuple([0] * lattice.m)))
         else:
+            assert is_in_engine(hist)  # the one histogram that serves a node's classes
             self.cache_bytes = hist.cache_bytes
             # a node too large for the budget comes back as its assessment and score only
-            # (anonsql.data.node_summary): the evaluator hands those on in place of its classes
+            # (node_summary.py): the evaluator hands those on in place of its classes
             hist.evaluate_with(requirements, quality)
 
     @staticmethod
@@ -109,6 +123,7 @@ class NodeEvaluator:
             return
         if self.node_classes is not None:
             # a histogram kept in the engine keeps the floor there too
+            assert is_in_engine(self.hist)
             self.hist.rebase(tuple(int(x) for x in levels))
         self.partition(node)
         old, self.base = self.base, node

@@ -102,7 +102,7 @@ class Flash(Search):
         self.status = np.zeros(lat.size, dtype=np.int8)
         #: nodes checked so far (a node may be checked and still unknown, see _check)
         self.checked = np.zeros(lat.size, dtype=bool)
-        self.assessments: dict[int, Assessment] = {}
+        self.assessments: dict[int, Assessment | None] = {}  # None: not every class assessed
         #: generalizations of checked nodes that did not prove their specializations
         #: non-anonymous: the bound of suppressed records only falls as classes merge, so
         #: checks there rarely prove more (a heuristic for choosing paths, never for tagging)
@@ -425,12 +425,12 @@ class Flash(Search):
 
     def _explore_frontier(self, scored: dict[int, Solution]) -> None:
         """Resolve every node's anonymity and score the minimal anonymous nodes."""
-        for node in np.flatnonzero(self.status == UNKNOWN):
-            if self.status[node] == UNKNOWN:
-                self._resolve(int(node))
+        for pending in np.flatnonzero(self.status == UNKNOWN):
+            if self.status[pending] == UNKNOWN:
+                self._resolve(int(pending))
         anon = self.status == ANONYMOUS
-        for node in np.flatnonzero(anon):
-            node = int(node)
+        for found in np.flatnonzero(anon):
+            node = int(found)
             if node in scored:
                 continue
             if all(self.status[p] == NOT_ANONYMOUS for p in self.lat.predecessors(node)):

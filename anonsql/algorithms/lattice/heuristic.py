@@ -69,6 +69,7 @@ from anonsql.algorithms.lattice.base import (
     released_classes,
 )
 from anonsql.data.histogram import Histogram
+from anonsql.data.keyed import KeyedPartition, Radix
 from anonsql.errors import InputError
 from anonsql.metrics.quality import QualityModel
 from anonsql.models.requirements import Requirements
@@ -145,6 +146,27 @@ class _Evaluator(NodeEvaluator):
     node it was reached from, which is among the recently used ones the cap keeps."""
 
     max_parts = 2048
+
+    def __init__(self, hist: Histogram, lattice, requirements, quality) -> None:
+        super().__init__(hist, lattice, requirements, quality)
+        # classes keyed over fixed radices (anonsql.data.keyed): a node one QI coarser than a
+        # cached one is rolled up by a lookup per class and a hash of the keys instead of a
+        # regrouping of every QI; the base partition is keyed once, its roll-ups stay keyed
+        self.radix = Radix.of(hist) if self.node_classes is None else None
+        if self.radix is not None and self.base in self._parts:
+            base = self._parts[self.base]
+            self._evict(self.base)
+            self._store(self.base, KeyedPartition.wrap(base, self.radix))
+
+    @staticmethod
+    def _size(part) -> int:
+        if isinstance(part, KeyedPartition):
+            arrays = (part.keys, part.sizes, part.pair_class, part.pair_value, part.pair_count)
+            # the codes counted as if decoded: the size stays the same from store to eviction
+            return sum(a.nbytes for a in arrays if a is not None) + 4 * part.keys.size * (
+                part.radix.m
+            )
+        return NodeEvaluator._size(part)
 
     def _store(self, node: int, part) -> None:
         super()._store(node, part)
@@ -430,6 +452,7 @@ class Heuristic(Search):
         solutions: list[Solution] = []
         if self.best is not None:
             anonymous = {n for n, i in self.info.items() if i.anonymous}
+            assert self.best_node is not None  # set with best
             keep = anonymous if self.frontier else {self.best_node}
             for n in keep:
                 i = self.info[n]

@@ -52,7 +52,7 @@ people of a suppressed class are not in a lattice run (ARX tests released classe
 Population rows are read once (one GROUP BY, as the lattice search reads them); a pass selects
 its open rows by their leaf ids.
 
-The output is one :class:`~anonsql.output.recoding.TableRecoding`: each original QI tuple ->
+The output is one :class:`~anonsql.algorithms.recoding.TableRecoding`: each original QI tuple ->
 the labels of the pass that released it; tuples never released are absent and suppressed by
 the guard. Node ids are made canonical per label (the smallest node id of the hierarchy with
 that label), so classes of different passes with the same labels are *one* class for the
@@ -77,6 +77,7 @@ from anonsql.algorithms.lattice.algorithm import sensitive_hierarchy, suppressio
 from anonsql.algorithms.lattice.base import Search
 from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
 from anonsql.algorithms.lattice.searches import search as make_search
+from anonsql.algorithms.recoding import TableRecoding
 from anonsql.backend.sql_templates import drop
 from anonsql.data.classes import Partition, group_rows
 from anonsql.data.histogram import Histogram
@@ -86,9 +87,8 @@ from anonsql.metrics.risk import risk_measures
 from anonsql.models.base import ClassStats, PrivacyModel
 from anonsql.models.goal import build_models
 from anonsql.models.requirements import Requirements, population_histogram
-from anonsql.models.risk_thresholds import enforce_table_models
-from anonsql.output.recoding import TableRecoding
-from anonsql.spec import Spec, Spell
+from anonsql.models.risk_thresholds import RiskThreshold, enforce_table_models
+from anonsql.spec import Spec, Spell, single_sensitive
 
 #: the temporary table of the outliers' distinct QI tuples (raw values as VARCHAR)
 OUTLIERS = "__anonsql_outliers"
@@ -220,7 +220,7 @@ class _Passes(Algorithm):
         models = build_models(spec, ctx.sensitive_key)
         sens_h = sensitive_hierarchy(ctx, models)
         hist = Histogram.from_database(
-            ctx.db, ctx.source, spec.qis, ctx.keys, spec.sensitive, spec.missing
+            ctx.db, ctx.source, spec.qis, ctx.pinned_keys, single_sensitive(spec), spec.missing
         )
         if hist.rows == 0:
             if hist.missing_rows:
@@ -232,7 +232,7 @@ class _Passes(Algorithm):
         ctx.timings["histogram"] = time.perf_counter() - ctx.t0
         hs = hist.hierarchies
         # the whole population, one GROUP BY in the database as the lattice search reads it
-        population = population_histogram(ctx.db, models, list(spec.qis), list(ctx.keys))
+        population = population_histogram(ctx.db, models, list(spec.qis), ctx.pinned_keys)
         state = _State(
             hist,
             np.full(hist.codes.shape, -1, dtype=np.int64),
@@ -618,6 +618,7 @@ def _open_population(state: _State) -> Histogram | None:
     pop = state.population
     if pop is None:
         return None
+    assert state.pop_release is not None  # set with the population
     open_rows = state.pop_release[:, 0] < 0
     return Histogram(pop.qis, pop.hierarchies, pop.codes[open_rows], pop.counts[open_rows])
 
@@ -631,6 +632,7 @@ def _assign_population(
     pop = state.population
     if pop is None or not rows.any():
         return
+    assert state.pop_release is not None  # set with the population
     open_rows = np.flatnonzero(state.pop_release[:, 0] < 0)
     if not len(open_rows):
         return
@@ -657,7 +659,13 @@ def _outlier_histogram(ctx: RunContext, spec, state: _State) -> Histogram:
     hist = state.hist
     _write_tuples(ctx, state, ~state.released)
     sub = Histogram.from_database(
-        ctx.db, ctx.source, spec.qis, ctx.keys, spec.sensitive, "suppress", within=OUTLIERS
+        ctx.db,
+        ctx.source,
+        spec.qis,
+        ctx.pinned_keys,
+        single_sensitive(spec),
+        "suppress",
+        within=OUTLIERS,
     )
     if sub.sens is not None:
         # index the sensitive values as the whole table does, so its distribution applies
@@ -701,7 +709,7 @@ def union_classes(
     # classes holding records of two passes or more (equal labels, one class)
     per_pass = np.unique(ids * (len(state.passes) + 1) + state.pass_of_row[idx])
     merged = int((np.bincount(per_pass // (len(state.passes) + 1), minlength=n) > 1).sum())
-    pairs = (None, None, None)
+    pairs: tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None] = (None, None, None)
     if hist.sens is not None:
         key = ids * len(hist.sens_labels) + hist.sens[idx]
         uniq, inv = np.unique(key, return_inverse=True)
@@ -716,7 +724,7 @@ def union_classes(
     for m in models:
         if not m.table_level:
             passing &= np.asarray(m.check(stats), dtype=bool)
-    tables = [m for m in models if m.table_level]
+    tables = [m for m in models if isinstance(m, RiskThreshold)]  # the table-level models
     if tables and passing.any():
         kept = np.flatnonzero(passing)
         nodes = state.release[idx][np.unique(ids, return_index=True)[1]]
@@ -741,6 +749,7 @@ def _released_score(
     for p in np.unique(pass_of_row):
         rows = pass_of_row == p
         levels = state.passes[int(p)].levels
+        assert levels is not None  # a pass that released records found a transformation
         for j, h in enumerate(hist.hierarchies):
             nodes[rows, j] = h.ancestor_column(levels[j])[hist.codes[rows, j]]
     cls = union.class_of_row
@@ -757,6 +766,8 @@ def _union_population(state: _State, idx: np.ndarray, ids: np.ndarray, n: int) -
     m = state.hist.codes.shape[1]
     cols = [f"g{j}" for j in range(m)]
     classes = pd.DataFrame(state.release[idx], columns=cols).assign(c=ids).drop_duplicates(cols)
+    # called with a population, whose rows the passes assigned
+    assert state.population is not None and state.pop_release is not None
     assigned = np.flatnonzero(state.pop_release[:, 0] >= 0)
     people = pd.DataFrame(state.pop_release[assigned], columns=cols).assign(
         w=state.population.weights[assigned]
@@ -775,6 +786,7 @@ def _population_tuples(state: _State) -> tuple[np.ndarray, np.ndarray]:
     pop, hist = state.population, state.hist
     m = hist.codes.shape[1]
     q, g = [f"q{j}" for j in range(m)], [f"g{j}" for j in range(m)]
+    assert pop is not None and state.pop_release is not None  # called with a population
     assigned = np.flatnonzero(state.pop_release[:, 0] >= 0)
     people = pd.DataFrame(pop.codes[assigned], columns=q)
     people[g] = state.pop_release[assigned]

@@ -3,7 +3,7 @@ supervised by wLVQ2 with ``label`` (the paper's "++" variants).
 
 Each method groups the *distinct* QI tuples of the source weighted by their record counts, so
 equal tuples always share a group and the release is a function of the original QI tuple:
-the :class:`~anonsql.output.recoding.TableRecoding` maps each tuple to its group's prototype
+the :class:`~anonsql.algorithms.recoding.TableRecoding` maps each tuple to its group's prototype
 (the released labels) and its node ids (the group id for every QI; for attribute-oriented KDE
 each attribute's own group id). The guard's classes are the node-id tuples, so for MDAV,
 C-TCA and every "++" variant they are the groups, each of >= k records, and the guard
@@ -25,11 +25,11 @@ import numpy as np
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.algorithms.catalog import SEE
 from anonsql.algorithms.microaggregation.grouping import Grouping, group_means
+from anonsql.algorithms.recoding import TableRecoding
 from anonsql.data.tuples import WeightedTuples, read_tuples
 from anonsql.errors import InputError
 from anonsql.metrics.risk import risk_measures
 from anonsql.models import KAnonymity
-from anonsql.output.recoding import TableRecoding
 from anonsql.spec import Spec, Spell
 
 #: how released prototypes are written (the output's QI columns hold labels)
@@ -84,7 +84,12 @@ class Microaggregation(Algorithm):
 
     def summary_lines(self, result: Any) -> list[str]:
         m = result.measures
-        util = ("silhouette", "davies_bouldin", "structural_utility", "separability")
+        util: tuple[str, ...] = (
+            "silhouette",
+            "davies_bouldin",
+            "structural_utility",
+            "separability",
+        )
         util += ("combined_utility",)
         return [
             f"microaggregation ({result.algorithm}): {m['groups']} groups, smallest "

@@ -47,15 +47,16 @@ class Grouping:
         else:
             key = np.zeros(len(nodes), dtype=np.int64)
             radix = 1
+            overflow = False
             for j in range(nodes.shape[1]):
                 _, rank = np.unique(nodes[:, j], return_inverse=True)
                 width = int(rank.max()) + 1
                 radix *= width
                 if radix >= 2**62:  # the key would overflow: rows compared directly
-                    key = None
+                    overflow = True
                     break
                 key = key * width + rank.reshape(-1)
-            if key is None:
+            if overflow:
                 inverse = np.unique(nodes, axis=0, return_inverse=True)[1].reshape(-1)
             else:
                 inverse = np.unique(key, return_inverse=True)[1].reshape(-1)

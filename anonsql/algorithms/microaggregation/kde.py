@@ -105,7 +105,8 @@ def extrema(values: np.ndarray, counts: np.ndarray, h: float) -> tuple[np.ndarra
     d = _slope_sign(grid, v, c, h) if exact else _binned(grid, v, c, h, True)
     sign = np.sign(d)
     nz = np.flatnonzero(sign != 0)
-    minima, maxima = [], []
+    minima: list[float] = []
+    maxima: list[float] = []
     for a, b in itertools.pairwise(nz):
         if sign[a] == sign[b]:
             continue

@@ -54,6 +54,10 @@ class _Pool:
         self.left = int(counts.sum())  # records still ungrouped
         # the reference of farthest_from_centroid (None: none yet, or positions moved)
         self.ref: np.ndarray | None = None
+        # set with ref (the live points by descending distance to it, and the first live one)
+        self.ref_order: np.ndarray
+        self.ref_dist: np.ndarray
+        self.ref_head: int
 
     @property
     def n(self) -> int:

@@ -102,6 +102,9 @@ def train(
     """Run wLVQ2 over examples drawn from the labelled tuples; returns the updates made."""
     assert data.label_tuple is not None and data.label_count is not None
     steps = int(min(EPOCHS * data.records, MAX_STEPS))
+    # the labelled tuples' arrays (from_records with labels)
+    assert data.label_tuple is not None and data.label_code is not None
+    assert data.label_count is not None
     rng = np.random.default_rng(seed)
     pick = rng.choice(
         len(data.label_tuple), size=steps, p=data.label_count / data.label_count.sum()

@@ -14,7 +14,7 @@ from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.algorithms.catalog import SEE
 from anonsql.errors import InputError
 from anonsql.models.goal import build_models
-from anonsql.spec import Spec, Spell
+from anonsql.spec import Spec, Spell, single_sensitive
 
 GUARANTEE = (
     "heuristic (Mondrian, strict multidimensional partitioning): every released class "
@@ -81,7 +81,7 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
         ctx.source,
         list(spec.qis),
         hierarchies_of(ctx),
-        spec.sensitive,
+        single_sensitive(spec),
         label,
         features,
         spec.missing,
@@ -94,6 +94,7 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
             f"controllers ({spec.controllers}) must be at most the table's rows ({points.rows}): "
             f"each data controller anonymizes a share of them"
         )
+    assert spec.k is not None  # check_spec requires it
     result = partition(
         points, checker, mode, spec.controllers, spec.seed or 0, spec.k, stop=spec.mondrian_stop
     )

@@ -68,7 +68,8 @@ def _width(points: Points, rows: np.ndarray, j: int) -> float:
     kind = points.kinds[j]
     if kind == NUMERIC:
         # codes are ranks in value order, so the extreme codes hold the extreme values
-        nums = points.numbers[j]  # type: ignore[index]
+        nums = points.numbers[j]
+        assert nums is not None  # a numeric QI's values as numbers
         return float(nums[codes.max()] - nums[codes.min()])
     if kind == HIERARCHY:
         h = points.hierarchies[j]
@@ -95,7 +96,8 @@ def widths_of(points: Points, partitions: list[np.ndarray]) -> np.ndarray:
     for j in range(points.width):
         kind = points.kinds[j]
         if kind == NUMERIC:
-            nums = points.numbers[j]  # type: ignore[index]
+            nums = points.numbers[j]
+            assert nums is not None  # a numeric QI's values as numbers
             out[:, j] = [float(nums[k[j][1]] - nums[k[j][0]]) for k in keys]
         elif kind == HIERARCHY:
             counts = points.hierarchies[j].leaf_counts  # type: ignore[union-attr]
@@ -125,6 +127,8 @@ def median_cut(points: Points, rows: np.ndarray, j: int) -> np.ndarray | None:
     """Mask of ``rows`` going left at the weighted median of QI ``j`` (None: one value)."""
     codes = points.codes[rows, j]
     size = len(points.domains[j])
+    # declared for both branches: mypy 1.19 crashes inferring it from the tuple unpacking
+    uniq: np.ndarray
     if 4 * len(codes) >= size:
         # counting instead of sorting (the same weights: integer sums in row order)
         per_code = np.bincount(codes, points.counts[rows], minlength=size)
@@ -203,14 +207,16 @@ def mondrian_groups(
             finals.append(((g,), np.asarray(rows)))
         else:
             live.append(g)
-    sizes = [len(groups[g]) for g in live]
+    group_sizes = [len(groups[g]) for g in live]
     elem = (
         np.concatenate([np.asarray(groups[g], dtype=np.int64) for g in live])
         if live
         else np.zeros(0, dtype=np.int64)
     )
-    pid = np.repeat(np.arange(len(live), dtype=np.int64), sizes)
+    pid = np.repeat(np.arange(len(live), dtype=np.int64), group_sizes)
     paths: list[tuple[int, ...]] = [(g,) for g in live]
+    # declared once: mypy 1.19 crashes inferring it again from a second tuple unpacking
+    keys: np.ndarray
     while paths and len(elem):
         sizes = np.bincount(pid, minlength=len(paths))
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
@@ -334,6 +340,9 @@ def _median_sides(points, j, codes, rows, pid, n_parts) -> np.ndarray:
     size = len(points.domains[j])
     key = pid * size + codes
     cnt = points.counts[rows]
+    # declared for both branches: mypy 1.19 crashes inferring them from the tuple unpacking
+    pairs: np.ndarray
+    inverse: np.ndarray
     if n_parts * size <= 4 * len(codes):
         per_key = np.bincount(key, cnt, minlength=n_parts * size)
         present = np.bincount(key, minlength=n_parts * size) > 0

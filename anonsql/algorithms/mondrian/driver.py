@@ -20,10 +20,10 @@ import numpy as np
 from anonsql.algorithms.mondrian.checker import Checker
 from anonsql.algorithms.mondrian.cuts import Spans, mondrian_groups, widths_of
 from anonsql.algorithms.mondrian.release import release
+from anonsql.algorithms.recoding import TableRecoding
 from anonsql.data.points import Points
 from anonsql.errors import InputError
 from anonsql.models.base import PrivacyModel
-from anonsql.output.recoding import TableRecoding
 
 
 @dataclass

@@ -24,8 +24,8 @@ import re
 
 import numpy as np
 
+from anonsql.algorithms.recoding import TableRecoding
 from anonsql.data.points import CATEGORICAL, HIERARCHY, NUMERIC, Points, row_ids
-from anonsql.output.recoding import TableRecoding
 
 
 def partition_keys(points: Points, partitions: list[np.ndarray]) -> list[list[tuple]]:

@@ -96,7 +96,7 @@ class TreeBuilder:
         if rows is None:
             rows = np.arange(len(p.counts))
         root = Node(rows)
-        stack = [(root, frozenset())]
+        stack: list[tuple[Node, frozenset[int]]] = [(root, frozenset())]
         while stack:
             node, used = stack.pop()
             best = self._best_split(node.rows, used)
@@ -149,7 +149,7 @@ class TreeBuilder:
         if not self.checker.all_pass([_part(p, r) for r in parts]):
             return None
         w = np.bincount(inv, p.counts[rows]).astype(float)
-        lab = _table(inv, len(uniq), p.label[rows], self.nlab, p.counts[rows])  # type: ignore[index]
+        lab = _table(inv, len(uniq), p.label[rows], self.nlab, p.counts[rows])
         gain = base - float((w / total * _entropy(lab)).sum())
         split = float(_entropy(w[None, :])[0])
         return gain, (gain / split if split > 0 else 0.0), None, parts
@@ -161,7 +161,7 @@ class TreeBuilder:
         if len(uniq) < 2:
             return None
         cnt = p.counts[rows]
-        lab = _table(inv, len(uniq), p.label[rows], self.nlab, cnt)  # type: ignore[index]
+        lab = _table(inv, len(uniq), p.label[rows], self.nlab, cnt)
         left = np.cumsum(lab, axis=0)[:-1]  # cut after value i
         right = lab.sum(axis=0) - left
         wl, wr = left.sum(axis=1), right.sum(axis=1)

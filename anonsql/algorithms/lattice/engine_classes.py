@@ -19,7 +19,7 @@ cheaper, by measured costs:
 
 * in batches: a node the engine computes whose classes exceed the node's share of the budget
   is never held whole: its classes stream in batches and are assessed and scored batch by
-  batch (:mod:`anonsql.data.node_summary`), or, when a node above it is known to have too
+  batch (``node_summary.py``), or, when a node above it is known to have too
   many classes, tested first by its class sizes in the engine (one row back: the records in
   classes smaller than k).
 
@@ -40,13 +40,14 @@ import logging
 import os
 import re
 import time
-from typing import Any, overload
+from typing import Any, TypeGuard, overload
 
 import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from anonsql.backend.sql_templates import column, table
+from anonsql.algorithms.lattice.node_summary import NodeReducer, NodeSummary, summable
+from anonsql.backend.sql_templates import column, table, temporary
 from anonsql.data.classes import Partition, _group
 from anonsql.data.histogram import (
     Histogram,
@@ -55,7 +56,6 @@ from anonsql.data.histogram import (
     histogram_query,
     leaf_id_query,
 )
-from anonsql.data.node_summary import NodeReducer, NodeSummary, summable
 from anonsql.database import Database
 from anonsql.errors import InputError
 from anonsql.hierarchy.store import CLOSURE
@@ -338,7 +338,7 @@ class EngineHistogram(Histogram):
         #: hubs (nodes computed in the engine that later nodes roll up from), the search's
         #: partition cache, and the node being read: a node with more classes than its
         #: share holds is not brought here whole but assessed in batches
-        #: (:mod:`anonsql.data.node_summary`)
+        #: (:mod:`anonsql.algorithms.lattice.node_summary`)
         held = resident_bytes() - _engine_bytes(db)
         self.free = max(budget - held, budget // 4)
         self.hub_bytes = int(self.free * HUB_SHARE)
@@ -373,7 +373,7 @@ class EngineHistogram(Histogram):
         self.distinct = 0
         self._rows = 0
         self._totals: np.ndarray | None = None
-        self._marginals: dict[tuple[int, ...], np.ndarray] | None = None
+        self._engine_marginals: dict[tuple[int, ...], np.ndarray] | None = None
         #: nodes whose classes were computed by a GROUP BY in the engine / rolled up here
         self.nodes_in_engine = 0
         self.nodes_in_memory = 0
@@ -402,7 +402,7 @@ class EngineHistogram(Histogram):
         raise RuntimeError("the histogram is kept in the engine: its rows are not in memory")
 
     @property
-    def weights(self) -> np.ndarray:  # type: ignore[override]
+    def weights(self) -> np.ndarray:
         raise RuntimeError("the histogram is kept in the engine: its rows are not in memory")
 
     @property
@@ -502,7 +502,7 @@ class EngineHistogram(Histogram):
         backend = self.db.backend
         if backend.dialect != "duckdb":
             query = histogram_query(source, qis, keys, sensitive)
-            backend.execute(_temporary(self.relation, query, backend.dialect))
+            backend.execute(temporary(self.relation, query, backend.dialect))
             return
         if parts is None:
             need = (estimate or 0.0) * GROUP_BYTES
@@ -515,7 +515,7 @@ class EngineHistogram(Histogram):
                         source, qis, keys, sensitive, (p, parts) if parts > 1 else None
                     )
                     if p == 0:
-                        backend.execute(_temporary(self.relation, query, backend.dialect))
+                        backend.execute(temporary(self.relation, query, backend.dialect))
                     else:
                         backend.execute(_insert(self.relation, query))
                 self.parts = parts
@@ -556,7 +556,7 @@ class EngineHistogram(Histogram):
                 self.db.backend.execute(_set_memory_limit(self._engine_limit))
             self._engine_limit = None
 
-    def _missing_condition(self) -> exp.Expression:
+    def _missing_condition(self) -> exp.Expr:
         return exp.or_(*[exp.column(f"q{j}").is_(exp.null()) for j in range(len(self.qis))])
 
     def _read_totals(self, source: str, hierarchy_names: list[str], missing: str) -> None:
@@ -609,11 +609,11 @@ class EngineHistogram(Histogram):
 
     # -- marginals -------------------------------------------------------------------------------
     def _marginal(self, qis: tuple[int, ...]) -> np.ndarray:
-        if self._marginals is None:
-            self._marginals = self._read_marginals()
-        if qis not in self._marginals:  # a pair too wide for the shared query
-            self._marginals.update(self._read_marginals([qis]))
-        return self._marginals[qis]
+        if self._engine_marginals is None:
+            self._engine_marginals = self._read_marginals()
+        if qis not in self._engine_marginals:  # a pair too wide for the shared query
+            self._engine_marginals.update(self._read_marginals([qis]))
+        return self._engine_marginals[qis]
 
     def _read_marginals(self, sets: list[tuple[int, ...]] | None = None):
         """The one-QI and two-QI marginals in one GROUPING SETS query (leaf ids are never
@@ -686,7 +686,7 @@ class EngineHistogram(Histogram):
             # too large to keep: so is every hub below it (finer nodes have more classes)
             self._too_big.append(hub)
             self._meet = levels
-        return self._known_as(self._node(levels))  # type: ignore[return-value]
+        return self._known_as(self._node(levels))
 
     def _known_as(self, part):
         self._known[part.levels] = part.classes
@@ -913,8 +913,8 @@ class EngineHistogram(Histogram):
         same verdict, suppressed records, released classes, score and bound as
         :class:`NodeReducer` over the batches: the classes smaller than k are exactly the
         ones it suppresses, and its score's sums over suppressed classes
-        (:class:`~anonsql.data.node_summary.ScoreSum`) are sums over their records' values."""
-        from anonsql.data.node_summary import ScoreSum, SummaryAssessment
+        (:class:`~.node_summary.ScoreSum`) are sums over their records' values."""
+        from anonsql.algorithms.lattice.node_summary import ScoreSum, SummaryAssessment
 
         assert self._evaluation is not None
         requirements, quality = self._evaluation
@@ -1167,7 +1167,7 @@ class EngineHistogram(Histogram):
         rows (a row per class, per class and sensitive value with one)."""
         backend = self.db.backend
         self._grouped_from(name, levels)
-        backend.execute(_temporary(name, self.node_query(levels), backend.dialect))
+        backend.execute(temporary(name, self.node_query(levels), backend.dialect))
         count = exp.select(exp.Count(this=exp.Star())).from_(table(name))
         rows = int(backend.fetchall(count)[0][0])
         backend.refresh_statistics(name)
@@ -1424,7 +1424,7 @@ def _present(col: pd.Series) -> np.ndarray:
     return (values.notna() & (values >= 0)).to_numpy()
 
 
-def _drop_relation(name: str, dialect: str) -> exp.Expression:
+def _drop_relation(name: str, dialect: str) -> exp.Expr:
     from anonsql.backend.sql_templates import drop
 
     return drop("table", name)  # as the histogram's relation (a cached view on Spark)
@@ -1444,20 +1444,7 @@ def _set_memory_limit(value: str) -> exp.Expression:
     return exp.Set(expressions=[exp.SetItem(this=item)])
 
 
-def _temporary(name: str, query: exp.Select, dialect: str) -> exp.Expression:
-    """A session-private relation holding ``query``'s rows: a temporary table, or on Spark a
-    cached temporary view (``CACHE TABLE ... AS``, computed once, kept by the executors)."""
-    if dialect == "spark":
-        return exp.Cache(this=table(name), expression=query)
-    return exp.Create(
-        this=table(name),
-        kind="TABLE",
-        expression=query,
-        properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
-    )
-
-
-def is_in_engine(hist: Histogram) -> bool:
+def is_in_engine(hist: Histogram) -> TypeGuard[EngineHistogram]:
     return isinstance(hist, EngineHistogram)
 
 
@@ -1469,7 +1456,6 @@ __all__ = [
     "default_budget",
     "estimated_combinations",
     "is_in_engine",
-    "leaf_id_query",
     "load_histogram",
     "parse_size",
     "physical_memory",

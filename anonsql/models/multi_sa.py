@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from anonsql.backend.sql_templates import column, table
+from anonsql.backend.sql_templates import column, table, temporary
 from anonsql.models.base import Composite
 
 #: the session-private relation the search reads
@@ -39,11 +39,9 @@ def sensitive_tuple(columns: list[str], alias: str | None = None) -> exp.Express
 def multi_sa_relation(db, source: str, keep: list[str], sensitive: list[str]) -> None:
     """Write :data:`MULTI_SA`: ``source``'s columns ``keep`` (QIs, unit), its sensitive
     columns and their composite :data:`SA_COLUMN`. The caller drops it (``ctx.after``)."""
-    from anonsql.data.engine_classes import _temporary
-
     cols = [column(c) for c in dict.fromkeys([*keep, *sensitive])]
     rows = exp.select(*cols, exp.alias_(sensitive_tuple(sensitive), SA_COLUMN)).from_(table(source))
-    db.backend.execute(_temporary(MULTI_SA, rows, db.backend.dialect))
+    db.backend.execute(temporary(MULTI_SA, rows, db.backend.dialect))
 
 
 def composite(db, sensitive: list[str], labels: list[str], overall) -> Composite:

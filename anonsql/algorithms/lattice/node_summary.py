@@ -2,7 +2,7 @@
 its classes in bounded batches (issue 19): the privacy models' verdict, the quality model's
 score and partition bound, and the bound of records suppressed in every specialization.
 
-A node of a histogram kept in the engine (:mod:`anonsql.data.engine_classes`) can have more
+A node of a histogram kept in the engine (``engine_classes.py``) can have more
 classes than the budget holds (near-unique data, nodes near the bottom of the lattice). Its
 classes then come from the engine in batches of whole classes (ordered by their QI values
 when a class can span several rows, i.e. with a sensitive attribute, or when the order
@@ -227,6 +227,7 @@ class NodeReducer:
         if self.population:
             # the batch's classes are counted in the whole population, as in memory; the
             # population-only classes are counted for the whole node in finish()
+            assert stats.population is not None  # the requirements read a population
             self.matched += int((stats.population > 0).sum())
             stats = replace(stats, population_only=0)
         sizes = part.sizes
