@@ -7,8 +7,10 @@ measured in the same run, one DuckDB GROUP BY over the QIs (the floor) and the e
 search (every node), plus ARX 3.9.2's published times on this machine type.
 
 Part 2, scale: a synthetic table of N rows (default 10 million) with 8 QIs generated in
-DuckDB: GROUP BY floor, histogram + search + materialization (view and table), peak memory
-of the process. Run part 2 alone with ``--scale-only``.
+DuckDB: the floor (one GROUP BY over the QIs) and, in the same process, histogram + search +
+materialization (view, then table unless ``--skip-table``), each in wall and CPU time with
+its ratio to the floor's, the load average and the peak memory of the process. Run part 2
+alone with ``--scale-only``; ``--db FILE`` keeps the generated table for the next run.
 
 Part 3, models not monotone with suppression (issue 13): Adult, 8 QIs (all but occupation),
 occupation sensitive, k = 5, 4% suppression, with distinct 2-diversity and with 0.2-closeness
@@ -25,6 +27,7 @@ the first 6 and 8 QIs (``benchmarks/bench_heuristic.py``'s part 1, 2,000 rows). 
 and 4 alone with ``--issue13``.
 
     python benchmarks/bench_lattice.py [--rows 10000000] [--repeat 3] [--skip-scale]
+    python benchmarks/bench_lattice.py --scale-only [--rows N] [--skip-table] [--db FILE]
     python benchmarks/bench_lattice.py --monotonicity-only [--repeat 5]
     python benchmarks/bench_lattice.py --issue13 [--repeat 3] [--exhaustive] [--cpu-time]
 
@@ -35,6 +38,7 @@ machine shared with other jobs (the searches run in one thread).
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -304,9 +308,32 @@ def generate(rows: int, path: str) -> None:
     db.close()
 
 
-def scale(rows: int, path: str, memory_limit: str) -> None:
+def _timed(fn):
+    """``fn()``'s result, wall seconds and CPU seconds of this process (every thread: DuckDB's
+    workers and the roll-ups' run inside it)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB on Linux
+
+
+def scale(rows: int, path: str, memory_limit: str, table: bool = True) -> None:
     """The measured run, in its own process so peak memory is this workload's alone. The
-    data lives in a DuckDB file; DuckDB's buffer pool is capped at ``memory_limit``."""
+    data lives in a DuckDB file; DuckDB's buffer pool is capped at ``memory_limit``.
+
+    The floor is one GROUP BY over the 8 QIs, median of three runs (the first one warms the
+    cache); the default run (histogram, search, CREATE VIEW) and, unless ``table`` is off,
+    the same with CREATE TABLE follow in the same process. Each is given in wall and in CPU
+    time of the process (on a machine shared with other jobs the wall clock waits on them;
+    the CPU time counts DuckDB's threads and the roll-ups' as well), against the floor's,
+    with the load average before and after."""
     from anonsql.database import Database
     from anonsql.run import anonymize
     from anonsql.spec import Spec
@@ -314,19 +341,38 @@ def scale(rows: int, path: str, memory_limit: str) -> None:
     db = Database.open(path)
     db.backend.execute(f"SET memory_limit = '{memory_limit}'")
     cols = ", ".join(SCALE_QIS)
-    floors = []
-    for _ in range(3):  # the floor's median of three runs (the first one warms the cache)
-        t = time.perf_counter()
-        distinct = db.backend.fetchall(
-            f"SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) FROM big GROUP BY ALL)"
-        )[0][0]
-        floors.append(time.perf_counter() - t)
-    floor = statistics.median(floors)
+    group_by = f"SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) FROM big GROUP BY ALL)"
+    load_before = _load()
+    floors = [_timed(lambda: db.backend.fetchall(group_by)) for _ in range(3)]
+    distinct = floors[0][0][0][0]
+    floor = statistics.median(f[1] for f in floors)
+    floor_cpu = statistics.median(f[2] for f in floors)
     # the output holds the QIs alone (the synthetic income has no role here)
     spec = Spec(qis=SCALE_QIS, k=5, suppression=0.05, output="big_k5", columns=SCALE_QIS)
-    t = time.perf_counter()
-    r_view = anonymize(db, "big", spec)
-    view_time = time.perf_counter() - t
+    r_view, view_time, view_cpu = _timed(lambda: anonymize(db, "big", spec))
+    view_peak, load_view = _peak_mib(), _load()
+    print(
+        f"scale: {rows:,} synthetic rows in a DuckDB file (memory_limit {memory_limit}), 8 QIs, "
+        f"{distinct:,} distinct QI combinations, lattice {r_view.lattice_size:,}; "
+        f"k = 5, 5% suppression, Loss"
+    )
+    print(
+        f"floor: one DuckDB GROUP BY over the 8 QIs: {floor:.2f} s, CPU {floor_cpu:.2f} s "
+        f"(median of 3; load average {load_before} before)"
+    )
+    print(
+        f"histogram + search + CREATE VIEW : {view_time:.2f} s ({view_time / floor:.2f}x the "
+        f"floor), CPU {view_cpu:.2f} s ({view_cpu / floor_cpu:.2f}x the floor's CPU); "
+        f"histogram {r_view.timings['histogram']:.2f} s, search {r_view.timings['search']:.2f} "
+        f"s, view {r_view.timings['materialize']:.2f} s, {r_view.checked} nodes checked; "
+        f"peak RSS {view_peak:,.0f} MiB; load average {load_view} after"
+    )
+    print(
+        f"optimum {r_view.levels}, suppressed {r_view.measures['suppressed_rows']:,}, "
+        f"classes {r_view.measures['classes']:,}"
+    )
+    if not table:
+        return
     spec_t = Spec(
         qis=SCALE_QIS,
         k=5,
@@ -335,30 +381,13 @@ def scale(rows: int, path: str, memory_limit: str) -> None:
         materialize="table",
         columns=SCALE_QIS,
     )
-    t = time.perf_counter()
-    r_table = anonymize(db, "big", spec_t)
-    table_time = time.perf_counter() - t
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB on Linux
+    r_table, table_time, table_cpu = _timed(lambda: anonymize(db, "big", spec_t))
     print(
-        f"scale: {rows:,} synthetic rows in a DuckDB file (memory_limit {memory_limit}), 8 QIs, "
-        f"{distinct:,} distinct QI combinations, lattice {r_view.lattice_size:,}; "
-        f"k = 5, 5% suppression, Loss"
+        f"histogram + search + CREATE TABLE: {table_time:.2f} s ({table_time / floor:.2f}x), "
+        f"CPU {table_cpu:.2f} s ({table_cpu / floor_cpu:.2f}x); materialize "
+        f"{r_table.timings['materialize']:.2f} s; peak RSS of the process {_peak_mib():,.0f} "
+        f"MiB; load average {_load()} after"
     )
-    print(f"floor: one DuckDB GROUP BY over the 8 QIs: {floor:.2f} s (median of 3)")
-    print(
-        f"histogram + search + CREATE VIEW : {view_time:.2f} s "
-        f"({view_time / floor:.1f}x the floor; histogram {r_view.timings['histogram']:.2f} s, "
-        f"search {r_view.timings['search']:.2f} s, {r_view.checked} nodes checked)"
-    )
-    print(
-        f"histogram + search + CREATE TABLE: {table_time:.2f} s ({table_time / floor:.1f}x; "
-        f"materialize {r_table.timings['materialize']:.2f} s)"
-    )
-    print(
-        f"optimum {r_view.levels}, suppressed {r_view.measures['suppressed_rows']:,}, "
-        f"classes {r_view.measures['classes']:,}"
-    )
-    print(f"peak memory of the process (RSS): {peak:,.0f} MiB")
 
 
 def main() -> None:
@@ -372,6 +401,14 @@ def main() -> None:
     ap.add_argument("--exhaustive", action="store_true", help="part 4: the exhaustive scans")
     ap.add_argument("--cpu-time", action="store_true", help="parts 3 and 4: the process's CPU time")
     ap.add_argument("--memory-limit", default="1GB", help="DuckDB buffer pool in the scale run")
+    ap.add_argument(
+        "--skip-table", action="store_true", help="scale run: the view only (no CREATE TABLE)"
+    )
+    ap.add_argument(
+        "--db",
+        help="scale run: the generated DuckDB file, kept for the next run (generated when "
+        "missing; e.g. under /tmp, delete it after)",
+    )
     ap.add_argument("--generate", help=argparse.SUPPRESS)
     ap.add_argument("--measure", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -379,7 +416,7 @@ def main() -> None:
         generate(args.rows, args.generate)
         return
     if args.measure:
-        scale(args.rows, args.measure, args.memory_limit)
+        scale(args.rows, args.measure, args.memory_limit, not args.skip_table)
         return
     if args.cpu_time:
         CLOCK["now"] = time.process_time
@@ -402,8 +439,9 @@ def main() -> None:
             return
         print()
     with tempfile.TemporaryDirectory() as tmp:
-        path = str(Path(tmp) / "scale.duckdb")
-        for step in ("--generate", "--measure"):
+        path = args.db or str(Path(tmp) / "scale.duckdb")
+        steps = ["--measure"] if args.db and Path(args.db).exists() else ["--generate", "--measure"]
+        for step in steps:
             subprocess.run(
                 [
                     sys.executable,
@@ -414,6 +452,7 @@ def main() -> None:
                     str(args.rows),
                     "--memory-limit",
                     args.memory_limit,
+                    *(["--skip-table"] if args.skip_table else []),
                 ],
                 check=True,
             )

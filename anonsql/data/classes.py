@@ -8,7 +8,9 @@ merged, so the work is proportional to the number of classes, not rows.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -213,6 +215,50 @@ def _group(levels, column, weights, hierarchies, pairs, keep_rows=False) -> Part
 _COUNTING_SLACK = 1024
 
 
+class Scratch:
+    """Work arrays the roll-ups of one search reuse (:func:`scratch`): the rows' keys and the
+    zeroed sums over a key span. A large array fresh from the allocator costs a page fault
+    per 4 KiB at its first touch (the kernel zeroes each page), which in a roll-up of
+    millions of rows costs as much as the arithmetic; reused, its pages are touched once.
+    Each array grows to the largest size asked for and is freed with the search."""
+
+    def __init__(self) -> None:
+        self._keys = np.empty(0, dtype=np.int64)
+        self._zeros = np.zeros(0, dtype=np.int32)
+
+    def keys(self, n: int) -> np.ndarray:
+        """An int64 array of ``n`` elements (contents undefined; valid until the next call)."""
+        if len(self._keys) < n:
+            self._keys = np.empty(n, dtype=np.int64)
+        return self._keys[:n]
+
+    def zeros(self, n: int) -> np.ndarray:
+        """An int32 array of ``n`` zeros; the caller leaves it zeroed again."""
+        if len(self._zeros) < n:
+            self._zeros = np.zeros(n, dtype=np.int32)
+        return self._zeros[:n]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._keys.nbytes + self._zeros.nbytes)
+
+
+#: the work arrays of the roll-ups under way (:func:`scratch`), None outside a search
+_SCRATCH: Scratch | None = None
+
+
+@contextlib.contextmanager
+def scratch(arrays: Scratch | None) -> Iterator[None]:
+    """Let the roll-ups in the block reuse ``arrays`` (None: allocate each time). One thread
+    at a time: the search calls this around each roll-up."""
+    global _SCRATCH
+    previous, _SCRATCH = _SCRATCH, arrays
+    try:
+        yield
+    finally:
+        _SCRATCH = previous
+
+
 def _sum_by_key(
     keys: np.ndarray, span: int, weights: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -228,6 +274,16 @@ def _sum_by_key(
     if weights.dtype.kind not in "iu" or int(weights.min()) < 1:
         return None  # a key is found by its weight: only counts of at least one row
     if span <= 4 * n + _COUNTING_SLACK:
+        if _SCRATCH is not None and int(weights.sum()) < 2**31:
+            # the search's zeroed sums, reused: a fresh array of the span (np.bincount's)
+            # costs more in page faults than the scatter itself; 32-bit (the sums stay
+            # below 2**31 here), and zeroed again only where the scatter wrote
+            dense = _SCRATCH.zeros(span)
+            np.add.at(dense, keys, weights.astype(np.int32, copy=False))
+            found = np.flatnonzero(dense)
+            sums = dense[found].astype(np.int64)
+            dense[found] = 0
+            return found, sums
         # counts are whole numbers below 2**53: exact as float64
         sums = np.bincount(keys, weights, minlength=span)
         found = np.flatnonzero(sums)
@@ -284,7 +340,7 @@ def _combine(column, widths: list[int], n: int) -> np.ndarray:
     large inputs the blocks are shared by a thread per core (numpy releases the GIL in
     gathers and arithmetic), which halves the cost of roll-ups from near-unique partitions
     on a 2-core machine."""
-    combined = np.empty(n, dtype=np.int64)
+    combined = np.empty(n, dtype=np.int64) if _SCRATCH is None else _SCRATCH.keys(n)
 
     def block(rows: slice) -> None:
         out = combined[rows]

@@ -53,7 +53,13 @@ class Histogram:
 
     @property
     def rows(self) -> int:
-        return int(self.counts.sum())
+        # summed once per counts array (the search asks at every check; at 8 M rows a sum
+        # costs milliseconds): a new array is summed again
+        memo = self.__dict__.get("_rows")
+        if memo is None or memo[0] is not self.counts:
+            memo = (self.counts, int(self.counts.sum()))
+            self.__dict__["_rows"] = memo
+        return memo[1]
 
     @cached_property
     def weights(self) -> np.ndarray:

@@ -19,12 +19,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from anonsql.algorithms.lattice import engine_classes
-from anonsql.algorithms.lattice.engine_classes import (
+from anonsql.algorithms.lattice.engine_classes import EngineHistogram, load_histogram
+from anonsql.algorithms.lattice.memory import (
     ENGINE_FLOOR,
     ENGINE_SHARE,
-    EngineHistogram,
     estimated_combinations,
-    load_histogram,
     parse_size,
 )
 from anonsql.data.classes import Partition

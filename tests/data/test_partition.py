@@ -59,6 +59,10 @@ def test_rollups_match_groupby(grouping, case, data, with_sensitive):
     assert _classes(direct) == _brute(df, qis, hs, low)
     rolled = direct.rollup(hist, tuple(high))
     assert _classes(rolled) == _brute(df, qis, hs, high)
+    with partition_module.scratch(partition_module.Scratch()):  # as the search rolls up
+        again = direct.rollup(hist, tuple(high))
+    assert again.codes.tolist() == rolled.codes.tolist()
+    assert again.sizes.tolist() == rolled.sizes.tolist()
     rows = rolled.classes_of_rows(hist) if any(high) else direct.classes_of_rows(hist)
     assert len(rows) == len(hist.counts)
     if with_sensitive:  # sensitive counts per class add up to the class sizes
@@ -88,12 +92,17 @@ def test_sums_by_key_match_groupby(keys, weights, span):
     with their weights packed in for a wide one) gives pandas' sums per key, in key order."""
     keys = np.asarray(keys, dtype=np.int64) * (span // 41)
     weights = np.asarray(weights[: len(keys)], dtype=np.int64)
-    got = partition_module._sum_by_key(keys.copy(), span, weights)
-    assert got is not None
     expected = pd.Series(weights).groupby(keys).sum()
-    assert got[0].tolist() == expected.index.tolist()
-    assert got[1].tolist() == expected.tolist()
-    assert got[1].dtype == np.int64
+    work = partition_module.Scratch()
+    for arrays in (None, work, work):  # allocated each time, then reused (twice)
+        with partition_module.scratch(arrays):
+            got = partition_module._sum_by_key(keys.copy(), span, weights)
+        assert got is not None
+        assert got[0].tolist() == expected.index.tolist()
+        assert got[1].tolist() == expected.tolist()
+        assert got[1].dtype == np.int64
+    # the reused sums are left zeroed for the next roll-up
+    assert not work.zeros(min(span, 4 * len(keys) + 1024)).any()
 
 
 def test_sums_by_key_leave_what_they_cannot_pack_to_the_ids():

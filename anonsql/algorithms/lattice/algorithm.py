@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext, given_options
 from anonsql.algorithms.lattice.base import Search, SearchResult
-from anonsql.algorithms.lattice.engine_classes import is_in_engine, load_histogram, parse_size
+from anonsql.algorithms.lattice.engine_classes import is_in_engine, load_histogram
 from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
+from anonsql.algorithms.lattice.memory import parse_size
 from anonsql.algorithms.lattice.searches import search as make_search
 from anonsql.algorithms.recoding import LevelRecoding
 from anonsql.backend.sql_templates import drop

@@ -16,7 +16,7 @@ import numpy as np
 
 from anonsql.algorithms.lattice.engine_classes import is_in_engine
 from anonsql.algorithms.lattice.node_summary import NodeSummary, SummaryAssessment
-from anonsql.data.classes import Partition
+from anonsql.data.classes import Partition, Scratch, scratch
 from anonsql.data.histogram import Histogram
 from anonsql.metrics.quality import QualityModel
 from anonsql.models.requirements import Assessment, Requirements, Screening
@@ -91,6 +91,11 @@ class NodeEvaluator:
         #: node between a GROUP BY there and a roll-up here of a cached finer partition
         #: (:mod:`anonsql.algorithms.lattice.engine_classes`); its bottom is never read into memory
         self.node_classes = getattr(hist, "node_classes", None)
+        #: the roll-ups' work arrays, reused from one to the next (in memory only: a histogram
+        #: kept in the engine budgets its own roll-ups). Not counted in the cache's bytes: at
+        #: most 8 bytes per row of the largest partition rolled up and 4 per element of its
+        #: key span (at most 4 per row), what each such roll-up allocated afresh before
+        self._scratch = Scratch() if self.node_classes is None else None
         if self.node_classes is None:
             self._store(0, Partition.from_histogram(hist, tuple([0] * lattice.m)))
         else:
@@ -178,10 +183,12 @@ class NodeEvaluator:
             finer = self._parts[int(self._keys[slot])]
         if self.node_classes is not None:
             part = self.node_classes(target, finer)
-        elif finer is not None:
-            part = finer.rollup(self.hist, target)
-        else:  # below the base: from the histogram
-            part = Partition.from_histogram(self.hist, target)
+        else:
+            with scratch(self._scratch):
+                if finer is not None:
+                    part = finer.rollup(self.hist, target)
+                else:  # below the base: from the histogram
+                    part = Partition.from_histogram(self.hist, target)
         self._store(node, part)
         return part
 

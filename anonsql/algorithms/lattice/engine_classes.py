@@ -38,7 +38,6 @@ import contextlib
 import itertools
 import logging
 import os
-import re
 import time
 from typing import Any, TypeGuard, overload
 
@@ -46,8 +45,27 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
+from anonsql.algorithms.lattice.memory import (
+    CACHE_SHARE,
+    DEFAULT_SHARE,
+    ENGINE_FLOOR,
+    ENGINE_SHARE,
+    HUB_SHARE,
+    NODE_SHARE,
+    class_bytes,
+    default_budget,
+    duckdb_limit,
+    engine_bytes,
+    estimated_combinations,
+    out_of_memory,
+    parse_size,
+    physical_memory,
+    resident_bytes,
+    row_bytes,
+    set_memory_limit,
+)
 from anonsql.algorithms.lattice.node_summary import NodeReducer, NodeSummary, summable
-from anonsql.backend.sql_templates import column, table, temporary
+from anonsql.backend.sql_templates import table, temporary
 from anonsql.data.classes import Partition, _group
 from anonsql.data.histogram import (
     Histogram,
@@ -64,23 +82,12 @@ from anonsql.models.k_anonymity import KAnonymity
 
 _log = logging.getLogger(__name__)
 
-#: share of the machine's physical memory a run may use for the histogram by default
-DEFAULT_SHARE = 0.25
 #: two-QI marginals wider than this are skipped, as Flash's sieve skips them
 PAIR_SPAN = 4_000_000
 #: the histogram goes to the engine without a read when the estimate of its rows exceeds
 #: what the budget holds by this factor (HyperLogLog's error is a few per cent; below it the
 #: LIMIT read decides exactly)
 ESTIMATE_MARGIN = 1.1
-#: shares of the budget left after what the process holds when the histogram goes to the
-#: engine (the libraries, about 220 MiB): DuckDB's own buffers (it runs in this process;
-#: at least ENGINE_FLOOR), the hubs, the search's partition cache, and the node being read
-#: (beyond it a node is assessed in batches); the rest is slack for temporaries
-ENGINE_SHARE = 0.25
-HUB_SHARE = 0.35
-CACHE_SHARE = 0.1
-NODE_SHARE = 0.15
-ENGINE_FLOOR = 128 << 20
 #: bytes of DuckDB's ``memory_limit`` per distinct combination its hash aggregate needs to
 #: build the histogram on integer leaf ids (measured, DuckDB 2.0.1, 2 threads: 51 M
 #: combinations fail at 96 MiB and pass at 128 MiB, 2-2.6 bytes each); past it the build
@@ -107,93 +114,6 @@ FLOOR_SHARE = 0.7
 MATERIALIZE_ROWS = 1_000_000
 BASE_SHARE = 0.25
 BASE_ROWS = 2.0
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 1 << 10,
-    "kb": 1000,
-    "kib": 1 << 10,
-    "m": 1 << 20,
-    "mb": 1000**2,
-    "mib": 1 << 20,
-    "g": 1 << 30,
-    "gb": 1000**3,
-    "gib": 1 << 30,
-    "t": 1 << 40,
-    "tb": 1000**4,
-    "tib": 1 << 40,
-}
-_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Z]*)\s*$")
-
-
-def physical_memory() -> int:
-    """Bytes of physical memory (2 GiB where the platform does not say)."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 2 << 30
-
-
-def resident_bytes() -> int:
-    """This process's resident memory now (0 where the platform does not say)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError, AttributeError):
-        return 0
-
-
-def _engine_bytes(db: Database) -> int:
-    """What DuckDB's buffer manager holds now (in this process's resident memory, and bounded
-    by the ``memory_limit`` set after; 0 on other engines)."""
-    if db.backend.dialect != "duckdb":
-        return 0
-    try:
-        query = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))).from_(
-            exp.Anonymous(this="duckdb_memory")
-        )
-        return int(db.backend.fetchall(query)[0][0] or 0)
-    except Exception:  # a figure we cannot read counts as nothing held
-        return 0
-
-
-def default_budget() -> int:
-    return int(physical_memory() * DEFAULT_SHARE)
-
-
-def parse_size(value: Any, where: str = "memory_budget") -> int:
-    """A memory size: a number of bytes, or a string such as ``512MiB``, ``1GiB``, ``2GB``
-    (binary units for K/M/G/T and KiB..., decimal for KB/MB/GB/TB)."""
-    if isinstance(value, bool):
-        raise InputError(f"{where}: a memory size is bytes or e.g. '1GiB', not {value!r}")
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        number, unit = float(value), ""
-    elif isinstance(value, str) and (m := _SIZE.match(value)):
-        number, unit = float(m.group(1)), m.group(2).lower()
-    else:
-        raise InputError(f"{where}: a memory size is bytes or e.g. '1GiB', not {value!r}")
-    if unit not in _UNITS:
-        raise InputError(
-            f"{where}: unknown unit {unit!r} in {value!r}; use B, KiB, MiB, GiB, TiB (or "
-            f"KB, MB, GB, TB)"
-        )
-    size = number * _UNITS[unit]
-    if not np.isfinite(size) or size < 1:
-        raise InputError(f"{where}: a memory size is at least one byte, not {value!r}")
-    return int(size)
-
-
-def row_bytes(m: int, sensitive: bool) -> int:
-    """Peak bytes per histogram row while it is read and partitioned in memory: the fetched
-    columns (leaf ids, count, the sensitive value as a Python string), the codes and counts
-    kept, and the bottom partition's row classes; an estimate on the safe side."""
-    return 24 * m + 64 + (96 if sensitive else 0)
-
-
-def class_bytes(m: int, sensitive: bool) -> int:
-    """Peak bytes per class of a node read from the engine in batches and grouped here (as
-    :func:`row_bytes`; measured: 148 bytes a class for 8 QIs, 40 of them kept)."""
-    return 20 * m + 16 + (120 if sensitive else 0)
 
 
 def load_histogram(
@@ -216,12 +136,12 @@ def load_histogram(
     explicit = budget is not None
     budget = default_budget() if budget is None else budget
     m, has_sensitive = len(qis), sensitive is not None
-    free = max(budget - (resident_bytes() - _engine_bytes(db)), budget // 4)
+    free = max(budget - (resident_bytes() - engine_bytes(db)), budget // 4)
     engine = max(int(free * ENGINE_SHARE), ENGINE_FLOOR) if db.backend.dialect == "duckdb" else 0
     room = max(free - engine, 0) // 2
     # the default budget (a share of the machine) bounds the histogram alone, as it did
     cap = (room if explicit else budget) // row_bytes(m, has_sensitive)
-    with _duckdb_limit(db, engine if explicit else 0) as held:
+    with duckdb_limit(db, engine if explicit else 0) as held:
         # held from the first scan: the scans fill DuckDB's buffer pool with the source's
         # blocks (775 MiB of resident memory at 100 M rows under a 1 GB limit)
         estimate = estimated_combinations(db, source, qis, sensitive, cap)
@@ -259,56 +179,6 @@ def load_histogram(
         return in_engine()
 
 
-@contextlib.contextmanager
-def _duckdb_limit(db: Database, limit: int):
-    """DuckDB's ``memory_limit`` held to ``limit`` bytes (when lower than it is) for the
-    block, then restored; nothing on other engines or with ``limit`` 0. Yields a dict whose
-    ``previous`` is the setting to restore (as DuckDB wrote it: restoring from its own
-    text, not from a rounded read-back); a block that sets it to None hands the restoring
-    on (:meth:`EngineHistogram.close`)."""
-    previous = None
-    if limit and db.backend.dialect == "duckdb":
-        name = exp.Literal.string("memory_limit")
-        try:
-            got = db.backend.fetchall(
-                exp.select(exp.Anonymous(this="current_setting", expressions=[name]))
-            )
-            if parse_size(str(got[0][0])) > limit:
-                db.backend.execute(_set_memory_limit(f"{limit}B"))
-                previous = str(got[0][0])
-        except Exception:  # a setting we cannot read or write is left as it is
-            previous = None
-    held = {"previous": previous}
-    try:
-        yield held
-    finally:
-        if held["previous"] is not None:
-            with contextlib.suppress(Exception):
-                db.backend.execute(_set_memory_limit(held["previous"]))
-
-
-def estimated_combinations(
-    db: Database, source: str, qis: list[str], sensitive: str | None, cap: int
-) -> float | None:
-    """The number of distinct QI (and sensitive) combinations of ``source``, estimated by the
-    engine's HyperLogLog (``approx_count_distinct`` over a hash of the tuple: one scan, a few
-    KiB of state), where the source has more than ``cap`` rows (else the histogram fits
-    whatever it holds, and nothing is spent); None where the engine has no such estimate
-    (PostgreSQL) or the estimate fails."""
-    if db.backend.dialect not in ("duckdb", "spark"):
-        return None
-    try:
-        rows = db.backend.fetchall(exp.select(exp.Count(this=exp.Star())).from_(table(source)))
-        if int(rows[0][0]) <= cap:
-            return None
-        cols = [column(q) for q in qis] + ([column(sensitive)] if sensitive is not None else [])
-        hashed = exp.Anonymous(this="hash", expressions=cols)
-        got = db.backend.fetchall(exp.select(exp.ApproxDistinct(this=hashed)).from_(table(source)))
-        return float(got[0][0])
-    except Exception:  # an estimate only: the LIMIT read below decides when there is none
-        return None
-
-
 class EngineHistogram(Histogram):
     """The histogram as a temporary relation of the engine (leaf ids ``q0..``, the
     sensitive value ``s`` as text, count ``n``), with what the search reads of it besides
@@ -339,7 +209,7 @@ class EngineHistogram(Histogram):
         #: partition cache, and the node being read: a node with more classes than its
         #: share holds is not brought here whole but assessed in batches
         #: (:mod:`anonsql.algorithms.lattice.node_summary`)
-        held = resident_bytes() - _engine_bytes(db)
+        held = resident_bytes() - engine_bytes(db)
         self.free = max(budget - held, budget // 4)
         self.hub_bytes = int(self.free * HUB_SHARE)
         self.cache_bytes = int(self.free * CACHE_SHARE)
@@ -465,7 +335,7 @@ class EngineHistogram(Histogram):
         except BaseException as e:
             limit = hist._engine_limit
             hist.close()
-            if _out_of_memory(e):
+            if out_of_memory(e):
                 # even MAX_PARTS parts did not fit DuckDB's share: say what to raise
                 held = "" if limit is None else " (its share of the budget)"
                 raise InputError(
@@ -523,7 +393,7 @@ class EngineHistogram(Histogram):
             except Exception as e:
                 with contextlib.suppress(Exception):
                     backend.execute(_drop_relation(self.relation, backend.dialect))
-                if not _out_of_memory(e) or parts >= MAX_PARTS:
+                if not out_of_memory(e) or parts >= MAX_PARTS:
                     raise
                 parts = min(parts * PART_GROWTH, MAX_PARTS)
 
@@ -544,7 +414,7 @@ class EngineHistogram(Histogram):
             held = max(int(self.free * ENGINE_SHARE), ENGINE_FLOOR)
             self.engine_bytes = min(parse_size(current), held)
             if parse_size(current) > held:
-                self.db.backend.execute(_set_memory_limit(f"{held}B"))
+                self.db.backend.execute(set_memory_limit(f"{held}B"))
                 restore = restore or current
         except Exception:  # a setting we cannot read or write is left as it is
             pass
@@ -553,7 +423,7 @@ class EngineHistogram(Histogram):
     def _release_engine_buffers(self) -> None:
         if self._engine_limit is not None:
             with contextlib.suppress(Exception):
-                self.db.backend.execute(_set_memory_limit(self._engine_limit))
+                self.db.backend.execute(set_memory_limit(self._engine_limit))
             self._engine_limit = None
 
     def _missing_condition(self) -> exp.Expr:
@@ -1434,20 +1304,11 @@ def _insert(name: str, query: exp.Select) -> exp.Expression:
     return exp.Insert(this=table(name), expression=query)
 
 
-def _out_of_memory(error: BaseException) -> bool:
-    """DuckDB's ``OutOfMemoryException`` (its message: "Out of Memory Error: ...")."""
-    return "out of memory" in str(error).lower()
-
-
-def _set_memory_limit(value: str) -> exp.Expression:
-    item = exp.EQ(this=exp.column("memory_limit"), expression=exp.Literal.string(value))
-    return exp.Set(expressions=[exp.SetItem(this=item)])
-
-
 def is_in_engine(hist: Histogram) -> TypeGuard[EngineHistogram]:
     return isinstance(hist, EngineHistogram)
 
 
+# with the memory policy's names (memory.py), importable from here as before the split
 __all__ = [
     "DEFAULT_SHARE",
     "ENGINE_FLOOR",
@@ -1459,4 +1320,5 @@ __all__ = [
     "load_histogram",
     "parse_size",
     "physical_memory",
+    "resident_bytes",
 ]
