@@ -132,7 +132,8 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
                 done = em.run(2 * early.min_rows, spec.controllers, spec.seed or 0)
         if reason is None:
             points = done.points
-            ctx.timings["histogram"] = done.timings["engine_histogram"]
+            t = done.timings
+            ctx.timings["histogram"] = t["histogram"]
             checker = make_checker(points, models, sens_h)
             result = engine_partitioning(
                 points,
@@ -141,7 +142,11 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
                 spec.seed or 0,
                 {
                     "grouping": 0.0,
-                    "mondrian": done.timings["engine_levels"] + done.timings["engine_read"],
+                    "grouping_cpu": 0.0,
+                    "mondrian": t["levels"] + t["read"],
+                    # CPU seconds of this process (DuckDB's threads included)
+                    "histogram_cpu": t["histogram_cpu"],
+                    "mondrian_cpu": t["levels_cpu"] + t["read_cpu"],
                 },
             )
             where = {
@@ -158,6 +163,7 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
             drop = {spec.sensitive, spec.label, *declared_masks(spec)}
             features = [c for c in ctx.db.backend.columns(ctx.source) if c not in drop]
         label = spec.label if mode == "tree" else None
+        c0 = time.process_time()
         points = Points.from_database(
             ctx.db,
             ctx.source,
@@ -169,6 +175,7 @@ def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str)
             spec.missing,
         )
         ctx.timings["histogram"] = time.perf_counter() - ctx.t0
+        ctx.timings["histogram_cpu"] = time.process_time() - c0
         checker = make_checker(points, models, sens_h)
         if spec.controllers > points.rows:
             raise InputError(

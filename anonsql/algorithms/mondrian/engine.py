@@ -188,6 +188,11 @@ class EngineMondrian:
 
     # -- plumbing ---------------------------------------------------------------------------
     def __enter__(self) -> EngineMondrian:
+        self._jit = None
+        if self.dialect == "postgres":
+            # PostgreSQL only (the override files sql/mondrian/postgres__*jit.sql)
+            self._jit = self._fetch(self._template("jit"))[0][0]
+            self._fetch(self._template("set_jit", value="off"))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -198,6 +203,10 @@ class EngineMondrian:
             with contextlib.suppress(Exception):
                 self.be.execute(drop("table", name))
         self._made.clear()
+        if getattr(self, "_jit", None) is not None:
+            with contextlib.suppress(Exception):
+                self.be.fetchall(self._template("set_jit", value=self._jit))
+            self._jit = None
 
     def _run(self, statement: exp.Expression) -> None:
         self.statements += 1
@@ -237,6 +246,7 @@ class EngineMondrian:
         self.be.write_frame(name, frame, temporary=True)
         self.statements += 1
         self._made.append(name)
+        self.be.refresh_statistics(name)
 
     def _template(self, name: str, **params: Any) -> exp.Expression:
         return template(f"mondrian/{name}", self.dialect, **params)
@@ -255,6 +265,7 @@ class EngineMondrian:
         them as small tables; count the rows with a missing QI value (NULL), raising when
         ``missing`` is "error". Returns why the engine cannot partition this table (None: it
         can)."""
+        self._started = (time.perf_counter(), time.process_time())
         be = self.be
         src = table(self.source)
         if self.missing not in ("error", "suppress"):
@@ -657,7 +668,7 @@ class EngineMondrian:
         ``seed``: the data controllers' split (:func:`controller_of_tuples`)."""
         from anonsql.algorithms.mondrian.driver import controller_of_tuples
 
-        t0 = time.perf_counter()
+        t0, c0 = getattr(self, "_started", (time.perf_counter(), time.process_time()))
         rows = f"{PREFIX}histogram"
         self._histogram(rows)
         if controllers > 1:
@@ -668,7 +679,7 @@ class EngineMondrian:
             rows = owned
         if self.sensitive is not None and not self.masked:
             self._overall(rows)
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         m = len(self.qis)
         tries = m if self.stop == NEXT_WIDEST else 1
         finals: list[str] = []
@@ -741,7 +752,7 @@ class EngineMondrian:
             rows = nxt
             level += 1
         self._drop(rows)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         out = self._collect(finals)
         self._finals = finals
         points, part = self._points(out)
@@ -749,13 +760,21 @@ class EngineMondrian:
             self._drop(f)
         self._drop(VALUES)
         part = depth_first(depths)[part]
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), time.process_time()
+        # wall and CPU seconds (this process's: DuckDB's threads run in it, a server's not)
         return EngineRun(
             points,
             part,
             level + 1,
             self.statements,
-            {"engine_histogram": t1 - t0, "engine_levels": t2 - t1, "engine_read": t3 - t2},
+            {
+                "histogram": t1 - t0,
+                "levels": t2 - t1,
+                "read": t3 - t2,
+                "histogram_cpu": c1 - c0,
+                "levels_cpu": c2 - c1,
+                "read_cpu": c3 - c2,
+            },
         )
 
     def _assign_controllers(self, rows: str, controllers: np.ndarray, name_out: str) -> None:

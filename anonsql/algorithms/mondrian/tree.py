@@ -216,6 +216,16 @@ class TreeBuilder:
         return None
 
 
+def _unique_keys(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for keys in 0..span-1: by counting when the
+    span is small against the keys (no sort), else by sorting."""
+    if span <= 4 * len(keys) + 1024:
+        present = np.bincount(keys, minlength=span) > 0
+        return np.flatnonzero(present), (np.cumsum(present) - 1)[keys]
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    return uniq, inverse.ravel()
+
+
 def _segment_sums(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The sum of each segment ``values[start : start + length]``, added in the order numpy's
     ``sum`` adds a 1-D array (pairwise): the segments of one length are the rows of one
@@ -309,11 +319,11 @@ class _Level:
         rows = np.concatenate([self.rows[n] for n in nodes.tolist()]).astype(np.int64)
         local = np.repeat(np.arange(len(nodes), dtype=np.int64), self.sizes[nodes])
         size = len(p.domains[j])
-        pairs, pair_of = np.unique(local * size + p.codes[rows, j], return_inverse=True)
+        pairs, pair_of = _unique_keys(local * size + p.codes[rows, j], len(nodes) * size)
         pair_node = pairs // size
         distinct = np.bincount(pair_node, minlength=len(nodes))
         first = np.concatenate([[0], np.cumsum(distinct)[:-1]]).astype(np.int64)
-        return rows, local, pair_of.ravel(), pair_node, pairs % size, first, distinct
+        return rows, local, pair_of, pair_node, pairs % size, first, distinct
 
     def _table(self, pair_of: np.ndarray, npairs: int, values: np.ndarray, width: int, cnt):
         return np.bincount(pair_of * width + values, cnt, minlength=npairs * width).reshape(
@@ -350,8 +360,8 @@ class _Level:
             ok &= ((sl > 0).sum(axis=1) >= self.need) & ((sr > 0).sum(axis=1) >= self.need)
         pos = np.arange(npairs) - first[pair_node]  # the cut's place in its node
         # each node's cuts, best gain first (ties: in value order), allowable ones only
-        order = np.lexsort((pos, -gain, pair_node))
-        order = order[ok[order] & (gain[order] > 1e-12)]
+        allowed = np.flatnonzero(ok & (gain > 1e-12))
+        order = allowed[np.lexsort((pos[allowed], -gain[allowed], pair_node[allowed]))]
         owner = pair_node[order]
         rank = np.arange(len(order)) - np.searchsorted(owner, owner)
         done = np.zeros(len(nodes), dtype=bool)
@@ -365,10 +375,10 @@ class _Level:
             cut[pair_node[at]] = pos[at]
             sel = cut[local] >= 0
             side = (row_pos[sel] > cut[local[sel]]).astype(np.int64)
-            sides, classes = np.unique(local[sel] * 2 + side, return_inverse=True)
+            sides, classes = _unique_keys(local[sel] * 2 + side, 2 * len(nodes))
             r = rows[sel]
             passed = self.checker.passes_grouped(
-                classes.ravel(), None if p.sens is None else p.sens[r], p.counts[r]
+                classes, None if p.sens is None else p.sens[r], p.counts[r]
             )
             failed = np.bincount(sides // 2, ~passed, minlength=len(nodes)) > 0
             win = at[~failed[pair_node[at]]]
@@ -390,9 +400,9 @@ class _Level:
         if not sel.any():
             return
         r = rows[sel]
-        parts, classes = np.unique(pair_of[sel], return_inverse=True)
+        parts, classes = _unique_keys(pair_of[sel], len(code))
         passed = self.checker.passes_grouped(
-            classes.ravel(), None if p.sens is None else p.sens[r], p.counts[r]
+            classes, None if p.sens is None else p.sens[r], p.counts[r]
         )
         good = (distinct >= 2) & ~(np.bincount(pair_node[parts], ~passed, minlength=len(nodes)) > 0)
         if not good.any():
@@ -450,8 +460,7 @@ class _Level:
         thr = self.thresholds[split, qi]
         size = max(len(d) for d in p.domains) + 1
         key = np.where(numeric[local], (codes > thr[local]).astype(np.int64), codes)
-        kids, child = np.unique(local * size + key, return_inverse=True)
-        child = child.ravel()
+        kids, child = _unique_keys(local * size + key, len(split) * size)
         order = np.argsort(child, kind="stable")  # each child's rows in their order
         bounds = np.flatnonzero(np.diff(child[order])) + 1
         child_rows = np.split(rows[order], bounds)
