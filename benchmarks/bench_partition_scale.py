@@ -6,7 +6,7 @@ floor the target is stated against: at most 20 times it at 10 M rows).
 The table is bench_partition.py's synthetic one (seed 0): QIs age (74 values), zip (999),
 sex, job (12); 6 sensitive values (disease); the label y. k = 10, l = 2 (distinct). It is
 written once per size to a DuckDB file under --dir (kept for later runs: delete it after).
-Every case runs in a fresh process, so its peak resident memory (ru_maxrss) is its own;
+Every case runs in a fresh process, so its peak resident memory (VmHWM) is its own;
 each prints wall and CPU seconds (time.process_time of that process: DuckDB's threads run in
 it; PostgreSQL's server is another process, whose CPU is read from /proc), the ratio of the
 case's partitioning to the GROUP BY's, and the load average before and after.
@@ -87,6 +87,15 @@ def server_cpu(data_dir: Path | None) -> float:
     return total / tick
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident memory: VmHWM, which starts again at exec (ru_maxrss
+    keeps the parent's from before the exec, here the table generator's)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def one(case: str, target: str, data_dir: str | None) -> dict:
     """Run one case in this process; returns its figures."""
     from anonsql.algorithms.mondrian import engine
@@ -148,7 +157,7 @@ def one(case: str, target: str, data_dir: str | None) -> dict:
     out["cpu"] = time.process_time() - c0
     out["server_cpu"] = server_cpu(pg_dir) - s0
     out["load"] = [round(x, 2) for x in (*load0, *os.getloadavg())]
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_rss_mb"] = peak_rss_mb()
     db.close()
     return out
 
@@ -156,7 +165,9 @@ def one(case: str, target: str, data_dir: str | None) -> dict:
 def spawn(case: str, target: str, data_dir: str | None = None) -> dict:
     """:func:`one` in a fresh process (its own peak memory)."""
     cmd = [sys.executable, __file__, "--one", json.dumps([case, target, data_dir])]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{case} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -71,7 +71,7 @@ def engine_path(ctx: RunContext, mode: str, models: list, hierarchies: list) -> 
     """Why this run partitions in memory (None: it partitions in the engine): TA_DA's groups,
     a QI with a hierarchy or several sensitive attributes, which the engine path does not
     serve (:func:`anonsql.algorithms.mondrian.engine.engine_unsupported`), or a table below
-    the engine's size threshold (:data:`anonsql.algorithms.mondrian.engine.ENGINE_ROWS`),
+    the engine's size threshold (:func:`anonsql.algorithms.mondrian.engine.engine_threshold`),
     where the in-memory path is faster."""
     from anonsql.algorithms.mondrian import engine
 
@@ -85,9 +85,7 @@ def engine_path(ctx: RunContext, mode: str, models: list, hierarchies: list) -> 
     if reason is not None:
         return reason
     be = ctx.db.backend
-    threshold = engine.ENGINE_ROWS.get(be.dialect)
-    if threshold is None:
-        return f"no engine path on {be.dialect}"
+    threshold = engine.engine_threshold(be.dialect)
     (rows,) = be.fetchall(exp.select(exp.Count(this=exp.Star())).from_(table(ctx.source)))[0]
     if int(rows) < threshold:
         return f"{int(rows):,} rows, below the engine path's {threshold:,}"

@@ -61,14 +61,35 @@ MAX_SENSITIVE = 64
 #: with at most this many values count a part's distinct values from one, as does distinct
 #: l-diversity (a COUNT(DISTINCT) costs ten times a BIT_OR on DuckDB)
 MASK_BITS = 62
-#: source rows from which a run partitions in the engine, per engine (below them the
-#: in-memory path is faster: each statement has a fixed cost, on Spark a second or more;
-#: measured by benchmarks/bench_partition_scale.py, docs/benchmarks.md)
-ENGINE_ROWS = {"duckdb": 500_000, "postgres": 500_000, "spark": 2_000_000}
+#: source rows from which a run partitions in the engine. DuckDB: from where the engine
+#: path is the faster one (benchmarks/bench_partition_scale.py, docs/benchmarks.md: at
+#: 100,000 rows the in-memory path took half its CPU, at 1 M rows the engine path 60% of the
+#: in-memory one's). None: when the in-memory path would not fit the memory budget
+#: (:func:`memory_rows`): on PostgreSQL the in-memory path was four times faster at 1 M
+#: rows (a server runs each statement on one core, and a depth is a dozen statements), and
+#: on Spark every statement costs a second or more
+ENGINE_ROWS: dict[str, int | None] = {"duckdb": 500_000, "postgres": None, "spark": None}
+#: resident bytes per source row the in-memory path holds at its peak (bench_partition_scale:
+#: 925 MB at 1 M rows, about 200 MB of it the libraries), rounded up
+MEMORY_ROW_BYTES = 1000
 #: the prefix of the temporary relations of a run
 PREFIX = "__anonsql_mondrian_"
 #: the histogram per tuple and sensitive value, kept when the parts carry a bitmask
 VALUES = f"{PREFIX}values"
+
+
+def memory_rows() -> int:
+    """The source rows the in-memory path holds within the default memory budget (a share
+    of the machine's memory, :func:`anonsql.data.engine_classes.default_budget`)."""
+    from anonsql.data.engine_classes import default_budget
+
+    return default_budget() // MEMORY_ROW_BYTES
+
+
+def engine_threshold(dialect: str) -> int:
+    """The source rows from which a run on ``dialect`` partitions in the engine."""
+    rows = ENGINE_ROWS.get(dialect)
+    return memory_rows() if rows is None else rows
 
 
 def engine_unsupported(
@@ -83,6 +104,27 @@ def engine_unsupported(
     if isinstance(sensitive, list) and needs_sensitive:
         return "several sensitive attributes"
     return None
+
+
+#: engine types whose values are equal exactly when their texts are (the text of a value is
+#: a function of it, and two values with one text are one value): integers and unbounded
+#: strings. Not floats (-0.0 equals 0.0), decimals (PostgreSQL's numeric keeps each value's
+#: scale: 1.0 equals 1.00), fixed-width strings (compared without trailing spaces).
+_INTEGERS = {"tinyint", "smallint", "integer", "int", "bigint", "int2", "int4", "int8"}
+_INTEGERS |= {"utinyint", "usmallint", "uinteger", "ubigint", "long", "short", "byte"}
+_STRINGS = {"varchar", "text", "string", "character varying"}
+
+
+def _raw_key(sql_type: str, raw: pd.Series) -> bool:
+    """Whether a QI's histogram may join its domain on the value as typed (faster than on
+    its text: at 10 M rows 1.8 s of CPU against 3.1 s): an integer or string type, read
+    back as integers or strings."""
+    t = sql_type.lower().split("(")[0].strip()
+    if t in _INTEGERS:
+        return raw.dtype.kind in "iu"
+    if t in _STRINGS:
+        return raw.dtype == object and all(isinstance(v, str) for v in raw.tolist())
+    return False
 
 
 def _c(name: str, alias: str | None = None) -> exp.Column:
@@ -185,6 +227,8 @@ class EngineMondrian:
         self.spans: list[float] = []
         self.missing_rows = 0
         self.rows = 0
+        #: per QI: the histogram joins its domain on the typed value (else on the text)
+        self.raw_keys: list[bool] = []
 
     # -- plumbing ---------------------------------------------------------------------------
     def __enter__(self) -> EngineMondrian:
@@ -292,6 +336,7 @@ class EngineMondrian:
         if self.rows == 0:
             raise InputError("the table has no rows to anonymize")
         known_rows = self._known() if self.missing_rows else exp.true()
+        types = be.column_types(self.source)
         for j, q in enumerate(self.qis):
             frame = be.fetch_df(
                 self._template("domain", col=column(q), source=src, known=known_rows.copy())
@@ -310,6 +355,14 @@ class EngineMondrian:
             else:
                 span = float(len(domain) - 1)
             self.spans.append(max(span, 0.0))
+            raw = frame["r"]
+            if _raw_key(types.get(q, ""), raw):
+                # one value per text: the histogram joins the values as the engine types
+                # them, without writing each row's value as text first
+                up["r"] = raw.set_axis(frame["v"].astype(str)).loc[domain].to_numpy()
+                self.raw_keys.append(True)
+            else:
+                self.raw_keys.append(False)
             self._upload(f"{PREFIX}dom{j}", up)
         if self.sensitive is None:
             return None
@@ -347,11 +400,12 @@ class EngineMondrian:
         keys = []
         for j, name_q in enumerate(self.qis):
             d = f"d{j}"
-            q = q.join(
-                exp.alias_(table(f"{PREFIX}dom{j}"), d, table=True),
-                on=_c("v", d).eq(exp.cast(column(name_q, "b"), "VARCHAR")),
-                copy=False,
+            on = (
+                _c("r", d).eq(column(name_q, "b"))
+                if self.raw_keys[j]
+                else _c("v", d).eq(exp.cast(column(name_q, "b"), "VARCHAR"))
             )
+            q = q.join(exp.alias_(table(f"{PREFIX}dom{j}"), d, table=True), on=on, copy=False)
             keys.append(_c("code", d))
             q = q.select(exp.alias_(_c("code", d), f"c{j}"), copy=False)
         if self.sensitive is not None:
@@ -887,7 +941,10 @@ class EngineMondrian:
 __all__ = [
     "ENGINE_ROWS",
     "MAX_SENSITIVE",
+    "MEMORY_ROW_BYTES",
     "EngineMondrian",
     "EngineRun",
+    "engine_threshold",
     "engine_unsupported",
+    "memory_rows",
 ]
