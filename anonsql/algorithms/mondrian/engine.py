@@ -476,8 +476,12 @@ class EngineMondrian:
         return [_c(c, alias) for c in cols]
 
     def _parts(self, rows: str, name: str) -> None:
-        """The parts of one depth with their weight, normalized range per QI (``w<j>``), and
-        per try ``r`` the QI tried (``d<r>``) and its range (``ww<r>``)."""
+        self._create(name, self.parts_query(rows))
+
+    def parts_query(self, rows: str) -> exp.Select:
+        """The parts of one depth (the relation ``rows``) with their weight, normalized range
+        per QI (``w<j>``), and per try ``r`` the QI tried (``d<r>``) and its range
+        (``ww<r>``)."""
         m = len(self.qis)
         stats = self._template("part_stats", rows=table(rows))
         distinct: dict[int, exp.Expression] = {}
@@ -559,7 +563,7 @@ class EngineMondrian:
                 ifs=[exp.If(this=a.copy(), true=_c(f"w{j}", "y")) for j, a in enumerate(at)]
             )
             order = order.select(exp.alias_(dim, f"d{r}"), exp.alias_(width, f"ww{r}"), copy=False)
-        self._create(name, order)
+        return order
 
     def _pass(self, model: PrivacyModel, value: exp.Expression) -> exp.Expression:
         """``model``'s SQL test (what the output's guard runs) on ``value``."""
@@ -612,8 +616,14 @@ class EngineMondrian:
         ).from_(exp.alias_(exp.to_table(sides), "k", table=True))
 
     def _try(self, rows: str, parts: str, r: int, floor: int, previous: str | None, name: str):
-        """Try ``r`` of every open part: its cut on its ``r``-th widest QI, and whether both
-        sides satisfy every model."""
+        self._create(name, self.try_query(rows, parts, r, floor, previous))
+
+    def try_query(
+        self, rows: str, parts: str, r: int, floor: int, previous: str | None
+    ) -> exp.Select:
+        """Try ``r`` of every open part (of ``parts``, the rows ``rows``; ``previous``: the
+        try before, whose failed parts try again): its cut on its ``r``-th widest QI, and
+        whether both sides satisfy every model."""
         m = len(self.qis)
         code = _pick(_c(f"d{r}", "p"), [_c(f"c{j}", "r") for j in range(m)])
         open_ = exp.and_(
@@ -647,9 +657,7 @@ class EngineMondrian:
             .with_("sides", as_=sides, copy=False)
         )
         if self.masked:
-            query = query.with_("verdicts", as_=self._mask_verdicts("sides"), copy=False)
-            self._create(name, query)
-            return
+            return query.with_("verdicts", as_=self._mask_verdicts("sides"), copy=False)
         # the relations the models' SQL reads (anonsql.models.compile), over the sides
         class_id = exp.Add(
             this=exp.Mul(this=exp.convert(2), expression=_c("pid", "k")),
@@ -693,8 +701,7 @@ class EngineMondrian:
             query = query.with_("class_sensitive", as_=pairs, copy=False).with_(
                 "overall", as_=exp.select("*").from_(table(f"{PREFIX}overall")), copy=False
             )
-        query = query.with_("verdicts", as_=self._model_verdicts("classes"), copy=False)
-        self._create(name, query)
+        return query.with_("verdicts", as_=self._model_verdicts("classes"), copy=False)
 
     def _overall(self, rows: str) -> None:
         """The table's sensitive distribution (``overall(s, q, rnk)``, as the models' SQL
