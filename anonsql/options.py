@@ -247,7 +247,7 @@ def check_value(option: str, kind: str, value: Any, where: str) -> Any:
 
         return masks_text(value, f"{where}: {option!r}")
     if kind == "size":  # bytes, or a string with a unit ("1GiB")
-        from anonsql.algorithms.lattice.memory import parse_size
+        from anonsql.data.memory import parse_size
 
         return parse_size(value, f"{where}: {option!r}")
     raise AssertionError(kind)

@@ -57,7 +57,7 @@ class RssSampler:
         self._thread.start()
 
     def _run(self) -> None:
-        from anonsql.algorithms.lattice.memory import resident_bytes
+        from anonsql.data.memory import resident_bytes
 
         while not self._done.wait(0.05):
             self.samples.append((time.perf_counter(), resident_bytes()))
@@ -174,8 +174,8 @@ def probe(db, mode: str, limit: str) -> dict:
     LEVELS, as the writer builds it (the step after the search, which runs under DuckDB's own
     limit once the histogram is dropped)."""
     from anonsql.algorithms.lattice.engine_classes import EngineHistogram
-    from anonsql.algorithms.lattice.memory import estimated_combinations, parse_size
     from anonsql.algorithms.recoding import LevelRecoding
+    from anonsql.data.memory import estimated_combinations, parse_size
     from anonsql.models.goal import build_models
     from anonsql.output.guard import guarded_query
     from anonsql.output.materialize import replace_output

@@ -157,7 +157,7 @@ def render(name: str, /, dialect: str = "duckdb", **params: Any) -> str:
 _KINDS = {"table": "TABLE", "view": "VIEW"}
 
 
-def temporary(name: str, query: exp.Select, dialect: str) -> exp.Expr:
+def temporary(name: str, query: exp.Query, dialect: str) -> exp.Expr:
     """A session-private relation holding ``query``'s rows: a temporary table, or on Spark a
     cached temporary view (``CACHE TABLE ... AS``, computed once, kept by the executors)."""
     if dialect == "spark":

@@ -180,28 +180,7 @@ class Points:
         for j in range(m):
             text = frame[f"v{j}"].astype(str)
             raw = frame[f"r{j}"] if f"r{j}" in frame.columns else text
-            h = hierarchies[j]
-            if h is not None:
-                kind = HIERARCHY
-                order = _leaf_order(h)
-                present = set(text.unique())
-                domain = [h.labels[x] for x in order if h.labels[x] in present]
-                leaf = np.asarray([h.leaf(v) for v in domain], dtype=np.int64)
-                number = None
-            elif pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
-                kind = NUMERIC
-                pairs = (
-                    pd.DataFrame({"t": text, "x": raw.astype(float)})
-                    .drop_duplicates("t")
-                    .sort_values(["x", "t"])
-                )
-                domain = list(pairs["t"])
-                number = pairs["x"].to_numpy(np.float64)
-                leaf = None
-            else:
-                kind = CATEGORICAL
-                domain = sorted(text.unique())
-                number = leaf = None
+            kind, domain, number, leaf = qi_domain(text, raw, hierarchies[j])
             kinds.append(kind)
             domains.append(domain)
             numbers.append(number)
@@ -244,6 +223,30 @@ class Points:
             list(features),
             missing_rows,
         )
+
+
+def qi_domain(
+    text: pd.Series, raw: pd.Series, h: Hierarchy | None
+) -> tuple[str, list[str], np.ndarray | None, np.ndarray | None]:
+    """How one QI is read (module docstring), from its values as text and as the engine typed
+    them (every present value at least once; the known values only): its kind, its domain
+    in the QI's order (a value's code is its index), each domain value's number (numeric)
+    and leaf node id (hierarchy). The in-memory histogram and the one kept in the engine
+    (:mod:`anonsql.algorithms.mondrian.engine`) both code their values so."""
+    if h is not None:
+        order = _leaf_order(h)
+        present = set(text.unique())
+        domain = [h.labels[x] for x in order if h.labels[x] in present]
+        leaf = np.asarray([h.leaf(v) for v in domain], dtype=np.int64)
+        return HIERARCHY, domain, None, leaf
+    if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
+        pairs = (
+            pd.DataFrame({"t": text, "x": raw.astype(float)})
+            .drop_duplicates("t")
+            .sort_values(["x", "t"])
+        )
+        return NUMERIC, list(pairs["t"]), pairs["x"].to_numpy(np.float64), None
+    return CATEGORICAL, sorted(text.unique()), None, None
 
 
 def row_ids(matrix: np.ndarray) -> np.ndarray:
@@ -339,4 +342,12 @@ def points_query(
     )
 
 
-__all__ = ["CATEGORICAL", "HIERARCHY", "NUMERIC", "Points", "points_query", "row_ids"]
+__all__ = [
+    "CATEGORICAL",
+    "HIERARCHY",
+    "NUMERIC",
+    "Points",
+    "points_query",
+    "qi_domain",
+    "row_ids",
+]

@@ -20,14 +20,14 @@ from hypothesis import strategies as st
 
 from anonsql.algorithms.lattice import engine_classes
 from anonsql.algorithms.lattice.engine_classes import EngineHistogram, load_histogram
-from anonsql.algorithms.lattice.memory import (
+from anonsql.data.classes import Partition
+from anonsql.data.histogram import Histogram
+from anonsql.data.memory import (
     ENGINE_FLOOR,
     ENGINE_SHARE,
     estimated_combinations,
     parse_size,
 )
-from anonsql.data.classes import Partition
-from anonsql.data.histogram import Histogram
 from anonsql.database import Database
 from anonsql.errors import InputError, MissingValuesError
 from anonsql.hierarchy import builders

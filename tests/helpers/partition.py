@@ -20,6 +20,29 @@ def golden() -> pd.DataFrame:
 GOLDEN_ROLES = {"keep": ["job"]}
 
 
+#: Mondrian's stop rule, worked by hand: QIs age (numeric, 10..90: range 80) and zip
+#: (categorical, 5 values: 4 steps); k = 2 (tests/fixtures/papers/mondrian/stop_rule.csv: the
+#: table and its release under each rule)
+_STOP = papers.frame("mondrian", "stop_rule.csv", dtype=str)
+HAND = pd.DataFrame(
+    {
+        "age": _STOP["age"].astype(int).tolist(),
+        "zip": _STOP["zip"].tolist(),
+        "rid": _STOP["rid"].astype(int).tolist(),
+    }
+)
+HAND_ROLES = {"keep": ["rid"], "allow_identifying": ["age", "zip", "rid"]}
+#: the released (age, zip) per row of HAND, under each rule
+HAND_NEXT = list(zip(_STOP["next_widest_age"], _STOP["next_widest_zip"], strict=True))
+HAND_WIDEST = list(zip(_STOP["widest_age"], _STOP["widest_zip"], strict=True))
+
+
+def released_age_zip(db, name: str = "o") -> list[tuple[str, str]]:
+    """The released (age, zip) of output ``name`` of HAND, in the source's row order."""
+    out = db.backend.fetch_df(f"SELECT * FROM {name}").sort_values("rid")
+    return list(zip(out["age"].astype(str), out["zip"].astype(str), strict=True))
+
+
 def table_roles(qis: list[str]) -> dict:
     """The roles of a random table's other columns (:func:`tables`): the label y released as
     is, rid the test's row key. On a few random rows any column may be unique, so the QIs, y
@@ -120,12 +143,17 @@ def disjoint(a: str, b: str, kind: str) -> bool:
 
 __all__ = [
     "GOLDEN_ROLES",
+    "HAND",
+    "HAND_NEXT",
+    "HAND_ROLES",
+    "HAND_WIDEST",
     "check_release",
     "contains",
     "db_of",
     "disjoint",
     "golden",
     "output_of",
+    "released_age_zip",
     "run_on",
     "table_roles",
     "tables",

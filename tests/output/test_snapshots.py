@@ -139,6 +139,43 @@ CASES = {
     ).sql("postgres", pretty=True),
     "table_macros": lambda: "\n".join(macro_statements("duckdb")),
 }
+
+
+def mondrian_engine(dialect: str, models: list, what: str) -> str:
+    """One depth of Mondrian in the engine (anonsql.algorithms.mondrian.engine) as generated
+    for ``dialect``, on QIs age (numeric), sex (2 values: a bitmask of the distinct values) and
+    a zip of 100 values (COUNT(DISTINCT)), with the domains a run reads set by hand."""
+    from types import SimpleNamespace
+
+    from anonsql.algorithms.mondrian.engine import EngineMondrian
+
+    db = SimpleNamespace(backend=SimpleNamespace(dialect=dialect))
+    em = EngineMondrian(db, "people", QIS, "income", models, True)
+    em.kinds = ["numeric", "categorical", "categorical"]
+    em.domains = [[str(a) for a in range(20, 60)], ["f", "m"], [f"{z:03d}" for z in range(100)]]
+    em.spans = [39.0, 1.0, 99.0]
+    em.sens_labels = ["NULL", "high", "low", "mid"]
+    rows, parts = "__anonsql_mondrian_rows3", "__anonsql_mondrian_parts3"
+    if what == "parts":
+        query = em.parts_query(rows)
+    else:
+        query = em.try_query(rows, parts, 1, 10, "__anonsql_mondrian_try3_0")
+    return query.sql(dialect, pretty=True, comments=False)
+
+
+CASES["mondrian_engine_parts"] = lambda: mondrian_engine("duckdb", [KAnonymity(5)], "parts")
+CASES["mondrian_engine_parts_postgres"] = lambda: mondrian_engine(
+    "postgres", [KAnonymity(5)], "parts"
+)
+CASES["mondrian_engine_try_mask"] = lambda: mondrian_engine(
+    "duckdb", [KAnonymity(5), DistinctLDiversity(2)], "try"
+)
+CASES["mondrian_engine_try_mask_spark"] = lambda: mondrian_engine(
+    "spark", [KAnonymity(5), DistinctLDiversity(2)], "try"
+)
+CASES["mondrian_engine_try_counts_postgres"] = lambda: mondrian_engine(
+    "postgres", [KAnonymity(5), EntropyLDiversity(1.5), OrderedDistanceEMD(0.3)], "try"
+)
 for i, statement in enumerate(STATEMENTS):
     CASES[f"statement_{i}"] = lambda s=statement: sqlglot.parse_one(s, dialect=AnonSQL).sql(
         AnonSQL, pretty=True

@@ -15,12 +15,12 @@ from anonsql.algorithms.base import Algorithm, Outcome, RunContext, given_option
 from anonsql.algorithms.lattice.base import Search, SearchResult
 from anonsql.algorithms.lattice.engine_classes import is_in_engine, load_histogram
 from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
-from anonsql.algorithms.lattice.memory import parse_size
 from anonsql.algorithms.lattice.searches import search as make_search
 from anonsql.algorithms.recoding import LevelRecoding
 from anonsql.backend.sql_templates import drop
 from anonsql.data.classes import Partition
 from anonsql.data.histogram import Histogram
+from anonsql.data.memory import parse_size
 from anonsql.data.units import UNITS, units_relation
 from anonsql.errors import InputError
 from anonsql.metrics.quality import quality_model

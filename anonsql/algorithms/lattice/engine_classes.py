@@ -45,7 +45,17 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from anonsql.algorithms.lattice.memory import (
+from anonsql.algorithms.lattice.node_summary import NodeReducer, NodeSummary, summable
+from anonsql.backend.sql_templates import table, temporary
+from anonsql.data.classes import Partition, _group
+from anonsql.data.histogram import (
+    Histogram,
+    HistogramTooLarge,
+    _explain_missing,
+    histogram_query,
+    leaf_id_query,
+)
+from anonsql.data.memory import (
     CACHE_SHARE,
     DEFAULT_SHARE,
     ENGINE_FLOOR,
@@ -63,16 +73,6 @@ from anonsql.algorithms.lattice.memory import (
     resident_bytes,
     row_bytes,
     set_memory_limit,
-)
-from anonsql.algorithms.lattice.node_summary import NodeReducer, NodeSummary, summable
-from anonsql.backend.sql_templates import table, temporary
-from anonsql.data.classes import Partition, _group
-from anonsql.data.histogram import (
-    Histogram,
-    HistogramTooLarge,
-    _explain_missing,
-    histogram_query,
-    leaf_id_query,
 )
 from anonsql.database import Database
 from anonsql.errors import InputError

@@ -10,8 +10,11 @@ import time
 from collections.abc import Collection
 from typing import Any
 
+from sqlglot import exp
+
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.algorithms.catalog import SEE
+from anonsql.backend.sql_templates import table
 from anonsql.errors import InputError
 from anonsql.models.goal import build_models
 from anonsql.spec import Spec, Spell, single_sensitive
@@ -47,10 +50,12 @@ def check_spec(spec: Spec, name: str) -> None:
 
 
 def partitioning_lines(result: Any) -> list[str]:
-    """What the command line says of a Mondrian or TA_DA run."""
+    """What the command line says of a Mondrian or TA_DA run, and where it partitioned."""
+    where = result.measures.get("partitioned_in")
+    place = f"in the engine ({where['engine']}, {where['depths']} depths)" if where else "in memory"
     return [
         f"multidimensional partitioning ({result.algorithm}): {result.measures['groups']} "
-        f"groups, {result.measures['partitions']} Mondrian partitions"
+        f"groups, {result.measures['partitions']} Mondrian partitions, computed {place}"
     ]
 
 
@@ -62,46 +67,131 @@ def hierarchies_of(ctx: RunContext) -> list:
 MAX_CONTROLLERS = 1_000_000
 
 
+def engine_path(ctx: RunContext, mode: str, models: list, hierarchies: list) -> str | None:
+    """Why this run partitions in memory (None: it partitions in the engine): TA_DA's groups,
+    a QI with a hierarchy or several sensitive attributes, which the engine path does not
+    serve (:func:`anonsql.algorithms.mondrian.engine.engine_unsupported`), or a table below
+    the engine's size threshold (:func:`anonsql.algorithms.mondrian.engine.engine_threshold`),
+    where the in-memory path is faster."""
+    from anonsql.algorithms.mondrian import engine
+
+    spec = ctx.spec
+    needs = any(m.needs_sensitive for m in models)
+    if needs and spec.sensitive is None:
+        return "no sensitive attribute"  # the in-memory path says what is missing
+    reason = engine.engine_unsupported(
+        [h is not None for h in hierarchies], spec.sensitive, mode, needs
+    )
+    if reason is not None:
+        return reason
+    be = ctx.db.backend
+    threshold = engine.engine_threshold(be.dialect)
+    (rows,) = be.fetchall(exp.select(exp.Count(this=exp.Star())).from_(table(ctx.source)))[0]
+    if int(rows) < threshold:
+        return f"{int(rows):,} rows, below the engine path's {threshold:,}"
+    return None
+
+
 def run_partitioning(ctx: RunContext, mode: str, algorithm: str, guarantee: str) -> Outcome:
+    from anonsql.algorithms.mondrian.checker import Checker
     from anonsql.algorithms.mondrian.driver import make_checker, measures, partition
     from anonsql.data.points import Points
 
     spec = ctx.spec
     models = build_models(spec, ctx.sensitive_key)
-    features = None
-    if mode == "cluster":
-        from anonsql.masking.roles import declared_masks
-
-        # identifiers (masked or dropped) are no features of the clustering
-        drop = {spec.sensitive, spec.label, *declared_masks(spec)}
-        features = [c for c in ctx.db.backend.columns(ctx.source) if c not in drop]
-    label = spec.label if mode == "tree" else None
-    points = Points.from_database(
-        ctx.db,
-        ctx.source,
-        list(spec.qis),
-        hierarchies_of(ctx),
-        single_sensitive(spec),
-        label,
-        features,
-        spec.missing,
-    )
-    ctx.timings["histogram"] = time.perf_counter() - ctx.t0
+    hierarchies = hierarchies_of(ctx)
     sens_h = ctx.db.hierarchies.load(ctx.sensitive_key) if ctx.sensitive_key else None
-    checker = make_checker(points, models, sens_h)
-    if spec.controllers > points.rows:
-        raise InputError(
-            f"controllers ({spec.controllers}) must be at most the table's rows ({points.rows}): "
-            f"each data controller anonymizes a share of them"
+    reason = engine_path(ctx, mode, models, hierarchies)
+    result = None
+    if reason is None:
+        from anonsql.algorithms.mondrian.driver import engine_partitioning
+        from anonsql.algorithms.mondrian.engine import EngineMondrian
+
+        # the models' kinds and the smallest class, before anything runs in the engine
+        early = Checker(models, None, None, sens_h)
+        with EngineMondrian(
+            ctx.db,
+            ctx.source,
+            list(spec.qis),
+            single_sensitive(spec),
+            models,
+            early.needs_sensitive,
+            spec.missing,
+            spec.mondrian_stop,
+            sens_h.top_level if sens_h is not None else None,
+        ) as em:
+            reason = em.prepare()
+            if reason is None:
+                if spec.controllers > em.rows:
+                    raise InputError(
+                        f"controllers ({spec.controllers}) must be at most the table's rows "
+                        f"({em.rows}): each data controller anonymizes a share of them"
+                    )
+                done = em.run(2 * early.min_rows, spec.controllers, spec.seed or 0)
+        if reason is None:
+            points = done.points
+            t = done.timings
+            ctx.timings["histogram"] = t["histogram"]
+            checker = make_checker(points, models, sens_h)
+            result = engine_partitioning(
+                points,
+                done.part_of_row,
+                spec.controllers,
+                spec.seed or 0,
+                {
+                    "grouping": 0.0,
+                    "grouping_cpu": 0.0,
+                    "mondrian": t["levels"] + t["read"],
+                    # CPU seconds of this process (DuckDB's threads included)
+                    "histogram_cpu": t["histogram_cpu"],
+                    "mondrian_cpu": t["levels_cpu"] + t["read_cpu"],
+                },
+            )
+            where: dict[str, object] | None = {
+                "engine": ctx.db.backend.dialect,
+                "depths": done.levels,
+                "statements": done.statements,
+            }
+    if result is None:
+        features = None
+        if mode == "cluster":
+            from anonsql.masking.roles import declared_masks
+
+            # identifiers (masked or dropped) are no features of the clustering
+            drop = {spec.sensitive, spec.label, *declared_masks(spec)}
+            features = [c for c in ctx.db.backend.columns(ctx.source) if c not in drop]
+        label = spec.label if mode == "tree" else None
+        c0 = time.process_time()
+        points = Points.from_database(
+            ctx.db,
+            ctx.source,
+            list(spec.qis),
+            hierarchies,
+            single_sensitive(spec),
+            label,
+            features,
+            spec.missing,
         )
-    assert spec.k is not None  # check_spec requires it
-    result = partition(
-        points, checker, mode, spec.controllers, spec.seed or 0, spec.k, stop=spec.mondrian_stop
-    )
+        ctx.timings["histogram"] = time.perf_counter() - ctx.t0
+        ctx.timings["histogram_cpu"] = time.process_time() - c0
+        checker = make_checker(points, models, sens_h)
+        if spec.controllers > points.rows:
+            raise InputError(
+                f"controllers ({spec.controllers}) must be at most the table's rows "
+                f"({points.rows}): each data controller anonymizes a share of them"
+            )
+        assert spec.k is not None  # check_spec requires it
+        result = partition(
+            points, checker, mode, spec.controllers, spec.seed or 0, spec.k, stop=spec.mondrian_stop
+        )
+        where = None
     ctx.timings.update(result.timings)
     t0 = time.perf_counter()
     figures = measures(points, result, checker)
     ctx.timings["measures"] = time.perf_counter() - t0
+    if where is not None:
+        # where the partitions were computed (absent: in memory, the path of small tables)
+        figures["partitioned_in"] = where
     return Outcome(
         recoding=result.recoding,
         models=models,

@@ -75,7 +75,14 @@ class Checker:
         else:
             width = len(self.overall)  # type: ignore[arg-type]
             pair = classes.astype(np.int64) * width + sens  # type: ignore[operator]
-            keys, inverse = np.unique(pair, return_inverse=True)
+            if n * width <= 4 * len(pair) + 1024:
+                # the distinct (class, value) pairs by counting (no sort), in sorted order
+                present = np.bincount(pair, minlength=n * width) > 0
+                keys = np.flatnonzero(present)
+                inverse = (np.cumsum(present) - 1)[pair]
+            else:
+                found = np.unique(pair, return_inverse=True)
+                keys, inverse = found[0], found[1]
             pn = np.bincount(inverse.ravel(), counts).astype(np.float64)
             stats = ClassStats(
                 sizes,

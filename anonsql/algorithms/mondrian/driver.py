@@ -45,12 +45,17 @@ def split_controllers(points: Points, m: int, seed: int) -> np.ndarray:
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
         raise InputError(f"controllers must be a whole number >= 1, got {m!r}")
     tid = points.tuple_ids
-    n = int(tid.max()) + 1
+    return controller_of_tuples(int(tid.max()) + 1, m, seed)[tid]
+
+
+def controller_of_tuples(n: int, m: int, seed: int) -> np.ndarray:
+    """Controller (0..m-1) of each of ``n`` distinct QI tuples (numbered in lexicographic
+    order of their codes), drawn at random."""
     rng = np.random.default_rng(seed)
     # a random permutation dealt round robin: parts differ in size by at most one tuple
     part_of_tuple = np.empty(n, dtype=np.int64)
     part_of_tuple[rng.permutation(n)] = np.arange(n) % m
-    return part_of_tuple[tid]
+    return part_of_tuple
 
 
 def partition(
@@ -70,7 +75,7 @@ def partition(
     from anonsql.algorithms.mondrian.tree import compliant_tree
 
     timings: dict[str, float] = {}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     spans = Spans.of(points)
     owner = split_controllers(points, controllers, seed)
     groups: list[np.ndarray] = []
@@ -92,13 +97,43 @@ def partition(
         else:  # pragma: no cover - callers pass one of the three
             raise InputError(f"unknown partitioning mode {mode!r}")
     timings["grouping"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
+    timings["grouping_cpu"] = time.process_time() - c0
+    t1, c1 = time.perf_counter(), time.process_time()
     parts = mondrian_groups(points, checker, groups, spans, stop)
     timings["mondrian"] = time.perf_counter() - t1
-    t2 = time.perf_counter()
+    timings["mondrian_cpu"] = time.process_time() - c1
+    t2, c2 = time.perf_counter(), time.process_time()
     recoding, row_class = release(points, parts)
     timings["release"] = time.perf_counter() - t2
+    timings["release_cpu"] = time.process_time() - c2
     return Partitioning(groups, parts, recoding, row_class, owner, timings, trees)
+
+
+def partitions_of(part_of_row: np.ndarray) -> list[np.ndarray]:
+    """The histogram rows of each partition (numbered by ``part_of_row``), in partition
+    order, each part's rows in row order."""
+    order = np.argsort(part_of_row, kind="stable")
+    bounds = np.flatnonzero(np.diff(part_of_row[order])) + 1
+    return np.split(order, bounds) if len(order) else []
+
+
+def engine_partitioning(
+    points: Points, part_of_row: np.ndarray, controllers: int, seed: int, timings: dict
+) -> Partitioning:
+    """What :func:`partition` returns, for partitions computed in the engine
+    (:mod:`anonsql.algorithms.mondrian.engine`): the same release, built from the engine's
+    histogram and each of its rows' partition."""
+    owner = split_controllers(points, controllers, seed)
+    groups = [g for c in range(controllers) if len(g := np.flatnonzero(owner == c))]
+    parts = partitions_of(part_of_row)
+    t0, c0 = time.perf_counter(), time.process_time()
+    recoding, row_class = release(points, parts)
+    timings = {
+        **timings,
+        "release": time.perf_counter() - t0,
+        "release_cpu": time.process_time() - c0,
+    }
+    return Partitioning(groups, parts, recoding, row_class, owner, timings)
 
 
 def measures(points: Points, result: Partitioning, checker: Checker) -> dict[str, Any]:
@@ -152,4 +187,13 @@ def make_checker(points: Points, models: list[PrivacyModel], sensitive_hierarchy
     return Checker(models, overall, points.sens_labels or None, sensitive_hierarchy)
 
 
-__all__ = ["Partitioning", "make_checker", "measures", "partition", "split_controllers"]
+__all__ = [
+    "Partitioning",
+    "controller_of_tuples",
+    "engine_partitioning",
+    "make_checker",
+    "measures",
+    "partition",
+    "partitions_of",
+    "split_controllers",
+]

@@ -15,44 +15,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonsql.errors import InputError
-from tests.helpers import brute, papers
-
-#: QIs age (numeric, 10..90: range 80) and zip (categorical, 5 values: 4 steps); k = 2
-#: (tests/fixtures/papers/mondrian/stop_rule.csv: the table and its release under each rule)
-_STOP = papers.frame("mondrian", "stop_rule.csv", dtype=str)
-HAND = pd.DataFrame(
-    {
-        "age": _STOP["age"].astype(int).tolist(),
-        "zip": _STOP["zip"].tolist(),
-        "rid": _STOP["rid"].astype(int).tolist(),
-    }
+from tests.helpers import brute
+from tests.helpers.partition import (
+    HAND,
+    HAND_NEXT,
+    HAND_ROLES,
+    HAND_WIDEST,
+    released_age_zip,
 )
-HAND_ROLES = {"keep": ["rid"], "allow_identifying": ["age", "zip", "rid"]}
-#: the released (age, zip) per row of HAND, under each rule (derivation: test docstring)
-HAND_NEXT = list(zip(_STOP["next_widest_age"], _STOP["next_widest_zip"], strict=True))
-HAND_WIDEST = list(zip(_STOP["widest_age"], _STOP["widest_zip"], strict=True))
-
-
-def _db(frame: pd.DataFrame, name: str = "t"):
-    from anonsql.database import Database
-
-    db = Database.open(":memory:")
-    db.backend.write_frame(name, frame)
-    return db
-
-
-def _run(db, **kw):
-    from anonsql.run import anonymize
-    from anonsql.spec import Spec
-
-    kw.setdefault("output", "o")
-    kw.setdefault("algorithm", "mondrian")
-    return anonymize(db, "t", Spec(**kw))
-
-
-def _released(db, name: str = "o") -> list[tuple[str, str]]:
-    out = db.backend.fetch_df(f"SELECT * FROM {name}").sort_values("rid")
-    return list(zip(out["age"].astype(str), out["zip"].astype(str), strict=True))
+from tests.helpers.partition import db_of as _db
+from tests.helpers.partition import run_on as _run
 
 
 def test_hand_table_widest_stops_next_widest_cuts():
@@ -69,7 +41,7 @@ def test_hand_table_widest_stops_next_widest_cuts():
     for stop, expected, parts in (("next-widest", HAND_NEXT, 4), ("widest", HAND_WIDEST, 3)):
         db = _db(HAND)
         r = _run(db, qis=["age", "zip"], k=2, mondrian_stop=stop, **HAND_ROLES)
-        assert _released(db) == expected, stop
+        assert released_age_zip(db) == expected, stop
         assert r.measures["partitions"] == parts and r.measures["classes"] == parts
         db.close()
 
@@ -77,7 +49,7 @@ def test_hand_table_widest_stops_next_widest_cuts():
 def test_the_default_is_next_widest():
     db = _db(HAND)
     _run(db, qis=["age", "zip"], k=2, **HAND_ROLES)
-    assert _released(db) == HAND_NEXT
+    assert released_age_zip(db) == HAND_NEXT
     db.close()
 
 
@@ -262,7 +234,7 @@ def test_every_surface(tmp_path):
     db = Database.open(str(path))
     try:
         for name in ("c1", "c2", "c3", "c4", "c5", "c6", "c7"):
-            assert _released(db, name) == HAND_WIDEST, name
+            assert released_age_zip(db, name) == HAND_WIDEST, name
             assert _parameters(db, name)["mondrian_stop"] == "widest", name
     finally:
         db.close()
@@ -271,7 +243,7 @@ def test_every_surface(tmp_path):
     assert res.exit_code == 0, res.output
     db = Database.open(str(path))
     try:
-        assert _released(db, "c1") == HAND_WIDEST
+        assert released_age_zip(db, "c1") == HAND_WIDEST
     finally:
         db.close()
 

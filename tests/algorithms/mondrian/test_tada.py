@@ -230,3 +230,59 @@ def test_task_encodings_read_released_labels():
     ranks = np.asarray([1.5, 3.0, 2.25])
     y = encode(frame, [], {"st": ["CA", "MN", "TX"]}, "clustering")
     assert y[:, 0] == pytest.approx((ranks - ranks.mean()) / ranks.std())
+
+
+def _same_tree(a, b) -> None:
+    """The two trees are equal node for node: split QI, threshold or values, gain ratio (to
+    the bit) and rows, children in order."""
+    assert (a.qi, a.threshold, a.values, a.gain_ratio) == (
+        b.qi,
+        b.threshold,
+        b.values,
+        b.gain_ratio,
+    )
+    assert a.rows.tolist() == b.rows.tolist()
+    assert len(a.children) == len(b.children)
+    for x, y in zip(a.children, b.children, strict=True):
+        _same_tree(x, y)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tables(max_rows=120),
+    st.integers(1, 5),
+    st.integers(1, 3),
+    st.sampled_from(["distinct-l", "entropy-l", "recursive-cl", "t"]),
+    st.booleans(),
+    st.integers(0, 10_000),
+)
+def test_level_by_level_tree_equals_node_by_node(case, k, l_value, variant, with_hierarchy, seed):
+    """The tree grown level by level (every node of a depth scored and tested at once) is
+    the tree grown one node at a time, node for node: numeric cuts (best gain first, the
+    models tested on at most 16), multiway cuts of categorical and hierarchy QIs, the mean
+    gain and gain ratio rules; under distinct, entropy and recursive l-diversity and
+    t-closeness."""
+    from anonsql.algorithms.mondrian.tree import TreeBuilder
+    from anonsql.hierarchy.hierarchy import Hierarchy
+    from anonsql.models.goal import build_models
+    from anonsql.spec import Spec
+
+    df, _kinds = case
+    qis = [c for c in df.columns if c.startswith("q")]
+    hierarchies = [None] * len(qis)
+    if with_hierarchy:
+        df = df.assign(h=np.random.default_rng(seed).choice(list("abcde"), len(df)))
+        qis.append("h")
+        rows = [[v, "AB" if v in "ab" else "CDE", "*"] for v in "abcde"]
+        hierarchies.append(Hierarchy.from_rows("h", rows))
+    pts = Points.from_frame(df, qis, hierarchies, "s", "y")
+    k = min(k, pts.rows)
+    l_value = min(l_value, len(pts.sens_labels))
+    goal = {"t": 0.3} if variant == "t" else {"l": l_value, "l_variant": variant}
+    checker = make_checker(pts, build_models(Spec(qis=qis, sensitive="s", k=k, **goal), None))
+    rows = np.flatnonzero(np.random.default_rng(seed).random(len(pts.counts)) < 0.8)
+    for subset in (None, rows):
+        _same_tree(
+            TreeBuilder(pts, checker).grow(subset),
+            TreeBuilder(pts, checker).grow_node_by_node(subset),
+        )

@@ -1,5 +1,6 @@
-"""How much memory a lattice search may use, and where its histogram goes: the budget
-(``memory_budget``, default :data:`DEFAULT_SHARE` of the machine's physical memory), its
+"""How much memory a run may use (the lattice search, Mondrian in the engine), and where
+the histogram goes: the budget (``memory_budget``, default :data:`DEFAULT_SHARE` of the
+machine's physical memory), its
 shares once the histogram is kept in the engine, the bytes a histogram row or a node's
 class costs here, what this process and DuckDB's buffer manager hold now, DuckDB's
 ``memory_limit`` held for a block, and the engine's estimate of the distinct combinations.
