@@ -7,8 +7,11 @@ tuples closest to x_r until the group holds at least k records", and the remaini
 counted in records. With one record per tuple this is exactly classic MDAV.
 
 MDAV is quadratic in the number of points: every group scans the points still ungrouped.
-:func:`mdav` runs it exactly, vectorized (one pass per distance over a column-major copy of
-the points, lazily compacted; the farthest point from the centroid among the few candidates
+:func:`mdav` runs it exactly, vectorized (the distances to a point screened by one
+matrix-vector product, |x|^2 + |p|^2 - 2 x.p, and the few points within the screen's
+rounding margin of a decision recomputed as the plain per-attribute pass computes them, so the
+groups are the plain pass's, ties included; a column-major copy of the points, lazily
+compacted; the farthest point from the centroid among the few candidates
 the triangle inequality leaves around an earlier centroid; the k nearest selected under a
 sampled bound); :func:`blocked_mdav` first cuts a large input into blocks of
 at most ``block`` points by recursive median splits (as Mondrian cuts, on the widest
@@ -18,6 +21,7 @@ number of points for a fixed block size (README "Microaggregation benchmark").
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,6 +39,15 @@ REFERENCE_POOL = 1024
 SELECT_STRIDE = 8
 
 
+@dataclass
+class Screen:
+    """Distances to the point ``p`` for screening: within ``slack`` of the exact ones."""
+
+    values: np.ndarray
+    p: np.ndarray
+    slack: float
+
+
 class _Pool:
     """The points still ungrouped, in their original order (so ``argmax``'s first maximum and
     the ordering of ties are the lower original index, as in a scan of the whole table).
@@ -45,6 +58,12 @@ class _Pool:
 
     def __init__(self, z: np.ndarray, counts: np.ndarray) -> None:
         self.zc = np.ascontiguousarray(z.T)  # m x n: every attribute contiguous
+        # |x|^2 per point, for the screening distances (see quick), and the largest |x|
+        with np.errstate(over="ignore", invalid="ignore"):  # then no screening (below)
+            self.sq = (self.zc * self.zc).sum(axis=0)
+        self.reach = float(np.sqrt(self.sq.max())) if len(counts) else 0.0
+        # screening only while its squares stay far from overflow (and no NaN: reach is NaN)
+        self.screen = bool(self.reach < 1e150)
         self.counts = counts.copy()
         self.w = counts.astype(np.float64)  # 0 once grouped: the centroid's weights
         self.ids = np.arange(len(counts))
@@ -76,10 +95,51 @@ class _Pool:
         np.multiply(buf, buf, out=buf)
         return buf.sum(axis=0)
 
-    def farthest(self, d: np.ndarray) -> int:
-        """The live position of largest ``d`` (first of equal maxima); overwrites ``d``."""
-        d[self.dead] = -1.0
-        return int(np.argmax(d))
+    def exact(self, p: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """:meth:`distances` of the positions ``idx`` only (the same operations)."""
+        diff = self.zc[:, idx] - p[:, None]
+        diff *= diff
+        d = diff[0].copy()
+        for row in diff[1:]:  # the full pass's order of additions
+            d += row
+        return d
+
+    def quick(self, p: np.ndarray) -> Screen:
+        """Screening distances to ``p`` for every pooled point: |x|^2 + |p|^2 - 2 x.p, one
+        matrix-vector product instead of a pass per attribute. They differ from
+        :meth:`distances` by at most ``slack`` (below), so the decisions taken on them
+        (:meth:`nearest`, :meth:`farthest`) recompute the exact distances of the few points
+        within that margin of the decision and decide on those.
+
+        The margin: |x|^2, |p|^2 and x.p carry at most about m u of the sums of the absolute
+        terms (u the unit round-off, 2^-53, m attributes), the last two operations about
+        u (|x| + |p|)^2 each, and the exact pass, summing m squares, about (m + 2) u
+        (|x| + |p|)^2: together under (2m + 5) u (|x| + |p|)^2 to first order, whatever
+        order the matrix-vector product sums in (the bound for m terms holds for any order,
+        fused multiply-adds included). We take four times the (m + 2)-fold, with the
+        largest |x| of the pool (it only shrinks as points are grouped), plus 1e-300 for
+        the absolute errors of subnormal squares. Points so large that their squares could
+        overflow (or NaN) get the exact pass with no margin."""
+        if not self.screen:
+            return Screen(self.distances(p), p, 0.0)
+        m = self.zc.shape[0]
+        d = (-2.0 * p) @ self.zc
+        d += self.sq
+        d += float(p @ p)
+        reach = self.reach + float(np.sqrt(p @ p))
+        slack = 8.0 * (m + 2) * 2.0**-53 * reach * reach + 1e-300
+        return Screen(d, p, slack)
+
+    def farthest(self, d: Screen) -> int:
+        """The live position of largest exact distance (first of equal maxima); overwrites
+        ``d``'s screening values."""
+        v = d.values
+        v[self.dead] = -np.inf
+        top = float(v.max())
+        cand = np.flatnonzero(v >= top - 2.0 * d.slack)
+        if not len(cand):  # NaN among the values: argmax's answer, as the plain pass
+            return int(np.argmax(v))
+        return int(cand[np.argmax(self.exact(d.p, cand))])
 
     def centroid(self) -> np.ndarray:
         return (self.zc @ self.w) / float(self.left)
@@ -127,27 +187,37 @@ class _Pool:
             self.ref_order = np.argsort(-dist, kind="stable")
             self.ref_dist = dist[self.ref_order]
             self.ref_head = 0
-        return self.farthest(d)
+        return self.farthest(Screen(d, c, 0.0))
 
-    def nearest(self, d: np.ndarray, k: int) -> np.ndarray:
-        """Positions of the nearest live points by ``d`` (ties: lower position) until they
-        hold at least ``k`` records; ``d`` is left with the dead at +inf."""
-        d[self.dead] = np.inf
+    def nearest(self, d: Screen, k: int) -> np.ndarray:
+        """Positions of the nearest live points by exact distance (ties: lower position)
+        until they hold at least ``k`` records; ``d``'s screening values are left with the
+        dead at +inf."""
+        v = d.values
+        v[self.dead] = np.inf
         live = self.n - self.n_dead
         if live > k:
             # at most k points are needed (each holds >= 1 record): the k nearest and every
             # tie of the k-th, found in linear time, then ordered. The k-th smallest of every
-            # SELECT_STRIDE-th distance bounds the k-th smallest of all from above, so a
-            # selection among the few distances under that bound finds the same k-th value
-            # at a fraction of the cost of selecting among all (MDAV's slowest step before)
-            sample = d[::SELECT_STRIDE] if len(d) >= 8 * SELECT_STRIDE * k else d
+            # SELECT_STRIDE-th value bounds the k-th smallest of all from above, so a
+            # selection among the few values under that bound finds the same k-th value
+            # at a fraction of the cost of selecting among all (MDAV's slowest step before).
+            # On screening values: every point whose exact distance is at most the exact
+            # k-th is within twice the margin of the screened k-th, so those are the
+            # candidates, and the k nearest are chosen among them by exact distance
+            sample = v[::SELECT_STRIDE] if len(v) >= 8 * SELECT_STRIDE * k else v
             bound = np.partition(sample, k - 1)[k - 1] if len(sample) >= k else np.inf
-            near = np.flatnonzero(d <= bound)
-            kth = np.partition(d[near], k - 1)[k - 1]
-            idx = near[d[near] <= kth]
+            near = np.flatnonzero(v <= bound + 2.0 * d.slack)
+            kth = np.partition(v[near], k - 1)[k - 1]
+            cand = near[v[near] <= kth + 2.0 * d.slack]
+            exact = self.exact(d.p, cand)
+            kth = np.partition(exact, k - 1)[k - 1]
+            keep = exact <= kth
+            idx, dist = cand[keep], exact[keep]
         else:
-            idx = np.flatnonzero(np.isfinite(d))
-        order = idx[np.lexsort((idx, d[idx]))]
+            idx = np.flatnonzero(np.isfinite(v))
+            dist = self.exact(d.p, idx)
+        order = idx[np.lexsort((idx, dist))]
         take = int(np.searchsorted(np.cumsum(self.counts[order]), k)) + 1
         return order[:take]
 
@@ -165,6 +235,7 @@ class _Pool:
         keep = np.ones(self.n, dtype=bool)
         keep[self.dead] = False
         self.zc = np.ascontiguousarray(self.zc[:, keep])
+        self.sq = self.sq[keep]
         self.counts = self.counts[keep]
         self.w = self.w[keep]
         self.ids = self.ids[keep]
@@ -195,7 +266,7 @@ def mdav(z: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
     pool = _Pool(z, counts)
     g = -1  # the last group formed
 
-    def form(d: np.ndarray) -> np.ndarray:
+    def form(d: Screen) -> np.ndarray:
         """The next group: the nearest live points by ``d`` until it holds >= k records."""
         nonlocal g
         members = pool.nearest(d, k)
@@ -212,19 +283,19 @@ def mdav(z: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
     # point x_r from the centroid, then the group of the farthest point x_s from x_r
     while pool.left >= 3 * k:
         r = pool.farthest_from_centroid()
-        d = pool.distances(pool.zc[:, r].copy())  # from x_r: forms its group, then finds x_s
+        d = pool.quick(pool.zc[:, r].copy())  # from x_r: forms its group, then finds x_s
         form(d)
         if pool.left < k:
             absorb()
             break
         s = pool.farthest(d)
-        form(pool.distances(pool.zc[:, s].copy()))
+        form(pool.quick(pool.zc[:, s].copy()))
         if 0 < pool.left < k:
             absorb()
             break
         pool.compact()
     if pool.left >= 2 * k:
-        form(pool.distances(pool.zc[:, pool.farthest_from_centroid()].copy()))
+        form(pool.quick(pool.zc[:, pool.farthest_from_centroid()].copy()))
         if pool.left < k:
             absorb()
     if pool.left > 0:  # k <= left < 2k: the rest is one group
