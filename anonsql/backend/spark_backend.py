@@ -149,8 +149,10 @@ def _connect_address(url: str) -> tuple[str, int]:
     return host, port
 
 
-def local_session(warehouse: str | Path, master: str | None = None):
-    """A local SparkSession keeping its tables (and metastore) under ``warehouse``."""
+def local_session(warehouse: str | Path, master: str | None = None, java_options: str = ""):
+    """A local SparkSession keeping its tables (and metastore) under ``warehouse``;
+    ``java_options`` are added to the driver JVM's options (the tests' short-lived sessions
+    take the quick-starting JIT)."""
     _quiet_python_warnings()
     try:
         from pyspark import SparkConf
@@ -172,7 +174,7 @@ def local_session(warehouse: str | Path, master: str | None = None):
                 "spark.hadoop.javax.jdo.option.ConnectionURL",
                 f"jdbc:derby:;databaseName={metastore};create=true",
             ),
-            ("spark.driver.extraJavaOptions", f"-Dderby.system.home={root}"),
+            ("spark.driver.extraJavaOptions", f"-Dderby.system.home={root} {java_options}".strip()),
             ("spark.ui.enabled", "false"),
             ("spark.ui.showConsoleProgress", "false"),
             ("spark.sql.execution.arrow.pyspark.enabled", "true"),
