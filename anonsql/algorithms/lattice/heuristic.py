@@ -31,14 +31,15 @@ levels each, 300 to 1,500 rows, random models, limits and metrics) against the o
 * a *perturbation phase* (:meth:`Heuristic._perturb`; an iterated local search, not in
   Lightning) restarts the local search away from the best anonymous nodes found: with even
   odds from a uniform crossover of two of the six best (each QI's level from one of them,
-  as in ARX's genetic search) or from one of them with two or three QIs moved one level; a
-  start that fails is raised one QI at a time until it is anonymous. It may use half of the
-  checks made so far, interleaved with Lightning's steps; its random choices come from
-  ``seed``, so a step-limited run is the same for a seed. Where anonymity is monotone for
-  the models and the suppression limit, a node below a checked failing one is passed
-  without a check (it cannot be anonymous); it is never returned, as no unchecked node is.
-  On ARX's Adult cases for its genetic search (1,000 checks) it reaches the genetic
-  search's scores, where the search without it stayed up to 1.9% behind.
+  as in ARX's genetic search, after Wan et al., "Expanding Access to Large-Scale Genomic
+  Data While Promoting Privacy: A Game Theoretic Approach", AJHG 2017) or from one of them
+  with two or three QIs moved one level; a start that fails is raised one QI at a time
+  until it is anonymous. It may use half of the checks made so far, interleaved with
+  Lightning's steps; its random choices come from ``seed``, so a step-limited run is the
+  same for a seed. Where anonymity is monotone for the models and the suppression limit, a
+  node below a checked failing one is passed without a check (it cannot be anonymous). On
+  ARX's Adult cases for its genetic search (1,000 checks) it reaches the genetic search's
+  scores, where the search without it stayed up to 1.9% behind.
 
 What it guarantees, and what it does not:
 
@@ -46,7 +47,8 @@ What it guarantees, and what it does not:
   seen, so a lattice of 10^7 or 10^20 nodes costs only what the search visits;
 * the returned node is anonymous: it is one that :meth:`Requirements.assess` found
   anonymous (every class failing a model suppressed, the suppressed records within the
-  limit), whatever the models' monotonicity; nothing is inferred from other nodes;
+  limit), whatever the models' monotonicity; nothing is inferred from other nodes (a node
+  proven to fail is only left unchecked, and an unchecked node is never returned);
 * the top of the lattice is checked first, so when it is anonymous it is the fallback if
   nothing better is found within the limit; when every model is monotone with this
   suppression limit (:meth:`Requirements.monotone`), a failing top proves that no node is
@@ -516,7 +518,8 @@ class Heuristic(Search):
         (:meth:`_fails`) is drawn again; a start found anonymous is improved by
         :meth:`_improve`. On Adult's non-monotone entropy with k = 100 (ARX's heuristic
         test cases), the local search from the top and Lightning's steps stop at 390,464 and
-        366,544 within 1,000 checks; with restarts at 383,803 (the optimum) and 359,650."""
+        366,544 within 1,000 checks; with restarts at 383,803 (the optimum) and 359,650 (the
+        optimum is 353,205)."""
         lat = self.lat
         self._perturbing = True
         try:
