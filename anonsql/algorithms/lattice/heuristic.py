@@ -206,7 +206,8 @@ class Heuristic(Search):
 
     ``time_limit`` is in seconds (None: :data:`DEFAULT_TIME_LIMIT`, ARX's default);
     ``steps`` bounds the node checks (None: no bound; ARX's "check limit"). The top of the
-    lattice is the first check, so one step returns it when it is anonymous."""
+    lattice is the first check, so one step returns it when it is anonymous. ``seed`` draws
+    the perturbation phase's restarts: a step-limited run is the same for a seed."""
 
     name = "heuristic"
 
