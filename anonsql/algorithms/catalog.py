@@ -93,11 +93,12 @@ CATALOG: dict[str, AlgorithmInfo] = {
         AlgorithmInfo(
             "heuristic",
             "a limited search of large lattices, after ARX's Lightning (Prasser et al. 2016): "
-            "best-first with greedy climbs and a local search, stopped by a time or step limit",
+            "best-first with greedy climbs, a local search and its seeded random restarts, "
+            "stopped by a time or step limit",
             "full-domain generalization, classes that fail suppressed",
             "heuristic: the best anonymous node found within the limit",
             ALL_MODELS,
-            (*_LATTICE_OPTIONS, "time_limit", "steps", "recoding=local"),
+            (*_LATTICE_OPTIONS, "time_limit", "steps", "seed", "recoding=local"),
             True,
             "needed (built when missing)",
             True,

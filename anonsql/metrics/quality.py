@@ -302,8 +302,10 @@ class NonUniformEntropy(QualityModel):
         total = sizes.sum()
         extra = 0.0
         for j in range(part.codes.shape[1]):
-            _, inv = np.unique(part.node_column(j, suppressed), return_inverse=True)
-            c = np.bincount(inv, sizes)
+            # counts per node id, in id order: the sums and their order are np.unique's
+            # without its sort (the sort was 40% of a heuristic run on Adult)
+            c = np.bincount(part.node_column(j, suppressed), sizes)
+            c = c[c > 0]
             extra += float(-(c * np.log2(c / total)).sum())
         return base + extra
 

@@ -299,7 +299,7 @@ class Heuristic(_Lattice):
     to enumerate (:mod:`anonsql.algorithms.lattice.heuristic`): anonymous, not proven optimal."""
 
     name = "heuristic"
-    options = (*LATTICE_OPTIONS, "time_limit", "steps")
+    options = (*LATTICE_OPTIONS, "time_limit", "steps", "seed")
     progress = "heuristic search (of its time or step limit)"
 
     @classmethod
@@ -332,7 +332,7 @@ class Heuristic(_Lattice):
             raise InputError(f"{prefix}{spell('steps')} must be at least 1 (node checks)")
 
     def _search(self, spec) -> Search:
-        return HeuristicSearch(time_limit=spec.time_limit, steps=spec.steps)
+        return HeuristicSearch(time_limit=spec.time_limit, steps=spec.steps, seed=spec.seed or 0)
 
     @staticmethod
     def _none_found(goal: str, spec, result: SearchResult) -> str:

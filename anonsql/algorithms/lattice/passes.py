@@ -206,7 +206,9 @@ class _Passes(Algorithm):
 
     def _search(self, spec) -> Search:
         if self.inner == "heuristic":
-            return HeuristicSearch(time_limit=spec.time_limit, steps=spec.steps)
+            return HeuristicSearch(
+                time_limit=spec.time_limit, steps=spec.steps, seed=spec.seed or 0
+            )
         return make_search(self.inner)
 
     def _next_gs(self, spec, number: int, released: int, gs: float | None) -> float | None:

@@ -36,7 +36,8 @@ OPTIONS: tuple[Option, ...] = (
         "mondrian/tada: seed of the controllers' split and of the k-means (default 0); "
         "ktca/ctca and wLVQ2: seed of the maps and of the drawn examples (default 0). "
         "safepub: for tests and reproductions only (default: the operating system's "
-        "randomness); the release says so.",
+        "randomness); the release says so. heuristic: seed of the random restarts of its "
+        "local search (default 0).",
     ),
     Option(
         "mondrian_stop",
