@@ -132,14 +132,7 @@ def _worst_ratios(cent: np.ndarray, scatter: np.ndarray) -> np.ndarray:
         k = DB_NEIGHBOURS
         if t == len(tiers) - 1 and len(tier) > 4 * k:
             # the largest tier first: every row's K nearest give it a good b_i
-            d, nb = tree.query(cent[todo], k=k + 1)
-            cand = tier[nb]
-            ratio = _ratios(cent, scatter, todo[:, None], cand)
-            ratio[cand == todo[:, None]] = -np.inf
-            worst[todo] = np.maximum(worst[todo], ratio.max(axis=1))
-            with np.errstate(divide="ignore"):  # d_K = 0: not settled
-                beyond = (scatter[todo] + top) / (d[:, -1] * (1.0 - 1e-9))
-            todo = todo[worst[todo] < beyond]
+            todo = _nearest_step(tree, tier, cent, scatter, worst, todo, k, top)
             k *= 4
         # rows with b_i > 0: every group of the tier within (s_i + S) / b_i (a ball query)
         ball, todo = todo[worst[todo] > 0.0], todo[worst[todo] == 0.0]
@@ -165,17 +158,33 @@ def _worst_ratios(cent: np.ndarray, scatter: np.ndarray) -> np.ndarray:
                     ratio[r[:, None] == tier[None, :]] = -np.inf
                     worst[r] = np.maximum(worst[r], ratio.max(axis=1))
                 break
-            # k + 1 neighbours: a group of the tier finds itself among them
-            d, nb = tree.query(cent[todo], k=k + 1)
-            cand = tier[nb]
-            ratio = _ratios(cent, scatter, todo[:, None], cand)
-            ratio[cand == todo[:, None]] = -np.inf
-            worst[todo] = np.maximum(worst[todo], ratio.max(axis=1))
-            with np.errstate(divide="ignore"):  # d_K = 0: not settled
-                beyond = (scatter[todo] + top) / (d[:, -1] * (1.0 - 1e-9))
-            todo = todo[worst[todo] < beyond]
+            todo = _nearest_step(tree, tier, cent, scatter, worst, todo, k, top)
             k *= 4
     return worst
+
+
+def _nearest_step(
+    tree,
+    tier: np.ndarray,
+    cent: np.ndarray,
+    scatter: np.ndarray,
+    worst: np.ndarray,
+    todo: np.ndarray,
+    k: int,
+    top: float,
+) -> np.ndarray:
+    """Raise ``worst`` of the rows ``todo`` by their ratios with their k nearest centroids of
+    the tier (k + 1 neighbours: a group of the tier finds itself among them); return the rows
+    not settled, those whose best ratio a group beyond the k-th could still beat (a tier's
+    ratio is at most (s_i + top) / d)."""
+    d, nb = tree.query(cent[todo], k=k + 1)
+    cand = tier[nb]
+    ratio = _ratios(cent, scatter, todo[:, None], cand)
+    ratio[cand == todo[:, None]] = -np.inf
+    worst[todo] = np.maximum(worst[todo], ratio.max(axis=1))
+    with np.errstate(divide="ignore"):  # d_K = 0: not settled
+        beyond = (scatter[todo] + top) / (d[:, -1] * (1.0 - 1e-9))
+    return todo[worst[todo] < beyond]
 
 
 def silhouette(x: np.ndarray, labels: np.ndarray, seed: int = 0) -> float | None:
