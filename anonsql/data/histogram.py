@@ -447,17 +447,20 @@ def leaf_id_query(
     disjoint and together the whole one, each a GROUP BY of a ``P``-th of the keys."""
     inner = exp.select().from_(exp.alias_(table(source), "b", table=True))
     for j, (q, h) in enumerate(zip(qis, hierarchy_names, strict=True)):
+        # built in place (copy=False) and joined by left_join: the builders' copies and the
+        # join type's parse were most of this query's cost in a small run
         leaves = (
-            exp.select(exp.column("label"), exp.column("id"))
-            .from_(table(NODES))
-            .where(exp.column("hierarchy").eq(exp.convert(h)))
-            .where(exp.column("level").eq(exp.convert(0)))
+            exp.select(exp.column("label"), exp.column("id"), copy=False)
+            .from_(table(NODES), copy=False)
+            .where(
+                exp.column("hierarchy").eq(exp.convert(h)),
+                exp.column("level").eq(exp.convert(0)),
+                copy=False,
+            )
         )
         alias = f"h{j}"
         on = exp.column("label", alias).eq(exp.cast(column(q, "b"), "VARCHAR"))
-        inner = inner.join(
-            exp.alias_(leaves.subquery(), alias, table=True), on=on, join_type="left", copy=False
-        )
+        left_join(inner, exp.alias_(leaves.subquery(copy=False), alias, table=True), on)
         inner = inner.select(exp.alias_(exp.column("id", alias), f"q{j}"), copy=False)
     if sensitive is not None:
         value = exp.cast(column(sensitive, "b"), "VARCHAR")
@@ -468,9 +471,11 @@ def leaf_id_query(
         inner = inner.where(exp.Mod(this=hashed, expression=exp.convert(parts)).eq(p), copy=False)
     keys = [f"q{j}" for j in range(len(qis))] + (["s"] if sensitive is not None else [])
     return (
-        exp.select(*[exp.column(k) for k in keys], exp.alias_(exp.Count(this=exp.Star()), "n"))
-        .from_(exp.alias_(inner.subquery(), "r", table=True))
-        .group_by(*[exp.column(k) for k in keys])
+        exp.select(
+            *[exp.column(k) for k in keys], exp.alias_(exp.Count(this=exp.Star()), "n"), copy=False
+        )
+        .from_(exp.alias_(inner.subquery(copy=False), "r", table=True), copy=False)
+        .group_by(*[exp.column(k) for k in keys], copy=False)
     )
 
 
