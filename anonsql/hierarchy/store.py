@@ -102,11 +102,12 @@ class HierarchyStore:
             self.backend.execute(self._t(f"hierarchy/{name}"))
         if "key" not in self.backend.columns(CATALOG):
             self._migrate()
-        had_map = self.backend.table_exists(MAP)
         self.backend.execute(self._t("hierarchy/create_map"))
-        if not had_map:
-            # versions stored by an anonsql without the map table: their maps, once
-            self.backend.execute(self._t("hierarchy/insert_missing_maps"))
+        # versions without their map: stored by an anonsql without the map table (before or
+        # after this one created it), or whose save stopped before its map was written; a
+        # view over such a version would suppress every row. Idempotent: versions with a map
+        # are left alone
+        self.backend.execute(self._t("hierarchy/insert_missing_maps"))
         self.backend.restrict_access(CATALOG, NODES, CLOSURE, MAP)
         self.backend.schemas_ready.add("hierarchy")
 

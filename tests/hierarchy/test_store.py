@@ -136,6 +136,62 @@ def test_a_database_stored_before_the_map_gets_its_maps_when_opened(tmp_path):
         db.close()
 
 
+def test_a_version_saved_without_its_map_gets_it_when_opened(tmp_path):
+    """An earlier anonsql saving a version after the map table exists (or a save stopped
+    before the map): the next connection derives that version's map."""
+    path = str(tmp_path / "mixed.duckdb")
+    db = Database.open(path)
+    db.hierarchies.save(Hierarchy.from_rows("race", ANIMALS))
+    db.hierarchies.save(Hierarchy.from_rows("zone", [["North", "*"], ["South", "*"]]))
+    want = _maps(db)
+    key = db.hierarchies.pin("zone")
+    db.backend.execute(f"DELETE FROM anonsql_hierarchy_map WHERE hierarchy = '{key}'")
+    db.close()
+    db = Database.open(path)
+    try:
+        assert db.hierarchies.exists("zone")
+        assert _maps(db) == want
+    finally:
+        db.close()
+
+
+def test_a_map_row_written_twice_never_counts_a_row_twice(db):
+    """Two processes deriving one version's map at once where the engine has no keys
+    (Spark) write its rows twice: the view's lookup counts identical rows once, and leaves
+    out a value whose rows disagree, so its rows are suppressed, never released in a class
+    they do not belong to."""
+    from anonsql.run import anonymize
+    from anonsql.spec import Spec
+
+    db.hierarchies.save(Hierarchy.from_rows("race", ANIMALS))
+    pets = pd.DataFrame({"race": ["Cat", "Cat", "Dog", "Dog", "Cat"], "id": range(5)})
+    db.backend.write_frame("pets", pets)
+    spec = Spec(
+        qis=["race"], k=2, suppression=1.0, output="o", keep=["id"], allow_identifying=["id"]
+    )
+    anonymize(db, "pets", spec)
+    released = sorted(db.backend.fetchall("SELECT race FROM o ORDER BY id"))
+    key = db.hierarchies.pin("race")
+    # the map without its key, as on Spark
+    db.backend.execute("CREATE TABLE keyless AS SELECT * FROM anonsql_hierarchy_map")
+    db.backend.execute("DROP TABLE anonsql_hierarchy_map")
+    db.backend.execute("ALTER TABLE keyless RENAME TO anonsql_hierarchy_map")
+    # every map row of the version written a second time: the same release
+    db.backend.execute(
+        "INSERT INTO anonsql_hierarchy_map SELECT * FROM anonsql_hierarchy_map "
+        f"WHERE hierarchy = '{key}'"
+    )
+    assert sorted(db.backend.fetchall("SELECT race FROM o ORDER BY id")) == released
+    # a conflicting row for Dog (another node): Dog's rows are suppressed, not released
+    db.backend.execute(
+        "INSERT INTO anonsql_hierarchy_map SELECT hierarchy, level, value, generalized, "
+        f"node + 1000 FROM anonsql_hierarchy_map WHERE hierarchy = '{key}' AND value = 'Dog'"
+    )
+    rows = db.backend.fetchall("SELECT id, race FROM o ORDER BY id")
+    assert [r for i, r in rows if i in (2, 3)] == ["*", "*"]
+    assert "Dog" not in [r for _, r in rows]
+
+
 def test_missing_values_are_counted_and_named(db):
     db.hierarchies.save(Hierarchy.from_rows("race", ANIMALS))
     db.backend.write_frame("pets", pd.DataFrame({"race": ["Cat", "Cow", "Cow", None, "Dog"]}))

@@ -21,31 +21,43 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
   LEFT JOIN (
     SELECT
       m.value,
-      m.generalized,
-      m.node
+      MIN(m.generalized) AS generalized,
+      MIN(m.node) AS node
     FROM anonsql_hierarchy_map AS m
     WHERE
       m.hierarchy = 'age@1' AND m.level = 2
+    GROUP BY
+      m.value
+    HAVING
+      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(s."age" AS TEXT)
   LEFT JOIN (
     SELECT
       m.value,
-      m.generalized,
-      m.node
+      MIN(m.generalized) AS generalized,
+      MIN(m.node) AS node
     FROM anonsql_hierarchy_map AS m
     WHERE
       m.hierarchy = 'sex@2' AND m.level = 0
+    GROUP BY
+      m.value
+    HAVING
+      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(s."sex" AS TEXT)
   LEFT JOIN (
     SELECT
       m.value,
-      m.generalized,
-      m.node
+      MIN(m.generalized) AS generalized,
+      MIN(m.node) AS node
     FROM anonsql_hierarchy_map AS m
     WHERE
       m.hierarchy = 'zip@3' AND m.level = 3
+    GROUP BY
+      m.value
+    HAVING
+      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(s."zip""; --" AS TEXT)
 ), "__anonsql_g" AS (
