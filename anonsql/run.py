@@ -120,6 +120,14 @@ class Result:
 def anonymize(db: Database, source: str, spec: Spec, progress: Progress | None = None) -> Result:
     """Run ``spec.algorithm`` on ``source`` and, when ``spec.output`` is set, publish its
     recoding through the one output writer (a self-guarding view or a table snapshot)."""
+    from anonsql.backend import caches
+
+    # one read of the hierarchy catalog answers the run's lookups, on every engine
+    with caches.one_run():
+        return _anonymize(db, source, spec, progress)
+
+
+def _anonymize(db: Database, source: str, spec: Spec, progress: Progress | None) -> Result:
     from anonsql.algorithms import algorithm_for
     from anonsql.algorithms.dp.safepub import dp_spec
     from anonsql.masking.roles import resolve_roles

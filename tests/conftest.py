@@ -89,14 +89,12 @@ def spark_session(tmp_path_factory):
     if shutil.which("java") is None:
         pytest.skip("Spark needs Java 17 (Debian's openjdk-17-jre-headless); none found")
     from anonsql.backend.spark_backend import local_session
+    from tests.helpers.engines import TEST_JVM_OPTIONS
 
-    # a test session lives minutes and runs small statements: the JIT's first tier only
-    # (no time spent compiling hot code for a peak that is never reached; about 12% less
-    # wall time for the Spark tests on the 2-core machine) and the serial collector
     session = local_session(
         tmp_path_factory.mktemp("spark"),
         master="local[2]",
-        java_options="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        java_options=TEST_JVM_OPTIONS,
     )
     yield session
     session.stop()

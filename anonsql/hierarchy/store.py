@@ -90,7 +90,7 @@ class HierarchyStore:
         # reference (name or key) -> (key, name, source), read from the catalog at a
         # generation of anonsql.backend.caches
         self._lookups: dict[str, tuple[str, str, str | None]] | None = None
-        self._lookups_generation = -1
+        self._lookups_generation: tuple[int, int | None] = (-1, None)
 
     def _t(self, template_name: str, /, **params):
         return template(template_name, self.backend.dialect, **params)
@@ -235,7 +235,7 @@ class HierarchyStore:
         """(key, name, source) of the version ``ref`` names: a version key, else a name's
         latest version (``sql/hierarchy/select_version.sql``)."""
         self.ensure_schema()
-        if caches.ENABLED and self.backend.sole_writer:
+        if caches.ENABLED and (self.backend.sole_writer or caches.current_run() is not None):
             return self._lookup_table().get(ref)
         rows = self.backend.fetchall(self._t("hierarchy/select_version", ref=ref))
         return (str(rows[0][0]), str(rows[0][1]), rows[0][2]) if rows else None
@@ -244,7 +244,12 @@ class HierarchyStore:
         """Every reference's answer, from one read of the catalog, read again after any
         change to a catalog in this process. Answers as ``select_version.sql``: a key
         names its version, and before a name (should a name look like another's key)."""
-        generation = caches.catalog_generation()  # before the read: a change during it wins
+        # before the read: a change during it wins. Where others may write the catalog, a
+        # snapshot serves one run only
+        generation = (
+            caches.catalog_generation(),
+            None if self.backend.sole_writer else caches.current_run(),
+        )
         if self._lookups is not None and self._lookups_generation == generation:
             return self._lookups
         rows = self.backend.fetchall(self._t("hierarchy/select_catalog"))

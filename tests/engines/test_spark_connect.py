@@ -29,7 +29,7 @@ from anonsql.database import Database
 from anonsql.errors import BackendError
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests.helpers.engines import QIS, output_rows, people, roles, setup
+from tests.helpers.engines import QIS, TEST_JVM_OPTIONS, output_rows, people, roles, setup
 
 
 def _free_port() -> int:
@@ -75,7 +75,7 @@ def connect_url(tmp_path_factory):
         "--conf",
         f"spark.sql.warehouse.dir={root / 'warehouse'}",
         "--conf",
-        f"spark.driver.extraJavaOptions=-Dderby.system.home={root}",
+        f"spark.driver.extraJavaOptions=-Dderby.system.home={root} {TEST_JVM_OPTIONS}",
     ]
     env = {**os.environ, "SPARK_HOME": str(home), "SPARK_NO_DAEMONIZE": "1"}
     server = subprocess.Popen(

@@ -10,6 +10,15 @@ from anonsql.database import Database
 from anonsql.hierarchy import builders
 from anonsql.spec import Spec
 
+#: the test JVMs' options (the local Spark session's driver, the Spark Connect server): a
+#: test session lives minutes and runs small statements, so the JIT's first tier only (no
+#: time spent compiling hot code for a peak that is never reached) and the serial
+#: collector. The first tier alone shrinks the default code cache to 48 MB, which Spark's
+#: generated classes fill within a test file; the JIT then stops for the rest of the
+#: session and method-handle calls fail ("Out of space in CodeCache"), so the tiered
+#: default's 240 MB is kept
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseSerialGC"
+
 QIS = ["age", "sex", "zip"]
 COLUMNS = ["id", "age", "sex", "zip", "disease"]  # people()'s
 

@@ -29,7 +29,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     GROUP BY
       m.value
     HAVING
-      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
+      MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(s."age" AS TEXT)
   LEFT JOIN (
@@ -43,7 +43,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     GROUP BY
       m.value
     HAVING
-      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
+      MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(s."sex" AS TEXT)
   LEFT JOIN (
@@ -57,7 +57,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     GROUP BY
       m.value
     HAVING
-      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
+      MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(s."zip""; --" AS TEXT)
 ), "__anonsql_g" AS (

@@ -25,7 +25,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     GROUP BY
       m.value
     HAVING
-      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
+      MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(s."age" AS VARCHAR)
   LEFT JOIN (
@@ -39,7 +39,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     GROUP BY
       m.value
     HAVING
-      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
+      MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(s."sex" AS VARCHAR)
   LEFT JOIN (
@@ -53,7 +53,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     GROUP BY
       m.value
     HAVING
-      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
+      MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(s."zip""; --" AS VARCHAR)
 ), "__anonsql_g" AS MATERIALIZED (
@@ -128,7 +128,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     GROUP BY
       m.value
     HAVING
-      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
+      MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(pr."age" AS VARCHAR)
   LEFT JOIN (
@@ -142,7 +142,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     GROUP BY
       m.value
     HAVING
-      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
+      MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(pr."sex" AS VARCHAR)
   LEFT JOIN (
@@ -156,7 +156,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     GROUP BY
       m.value
     HAVING
-      COUNT(DISTINCT m.generalized) = 1 AND COUNT(DISTINCT m.node) = 1
+      MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(pr."zip""; --" AS VARCHAR)
   GROUP BY
