@@ -47,9 +47,12 @@ def people(n: int = 400, seed: int = 3) -> pd.DataFrame:
 def setup(db: Database, frame: pd.DataFrame, name: str = "people", cols=None) -> None:
     cols = cols or {q: q for q in QIS}
     db.backend.write_frame(name, frame)
-    db.hierarchies.save(builders.intervals("age", range(20, 60), [5, 10, 20]), cols["age"])
-    db.hierarchies.save(builders.flat("sex", ["m", "f"]), cols["sex"])
-    db.hierarchies.save(builders.mask("zip", sorted(frame[cols["zip"]].unique())), cols["zip"])
+    # as `anonsql hierarchy load-dir` stores them: in one transaction (on Spark, the
+    # hierarchy tables are then copied once for the three, not three times)
+    with db.backend.transaction():
+        db.hierarchies.save(builders.intervals("age", range(20, 60), [5, 10, 20]), cols["age"])
+        db.hierarchies.save(builders.flat("sex", ["m", "f"]), cols["sex"])
+        db.hierarchies.save(builders.mask("zip", sorted(frame[cols["zip"]].unique())), cols["zip"])
 
 
 def output_rows(db: Database, name: str) -> pd.DataFrame:
