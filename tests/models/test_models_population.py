@@ -112,8 +112,8 @@ def test_kmap_derived_k_in_blocks_is_arx_loop(k, n, population, significance):
 
 
 def test_kmap_breakpoints_for_a_large_k_are_the_arx_loop():
-    """k = 1,000 in 300 million, what an estimated k-map view's SQL asks for (it took 38 s
-    one scalar probability at a time, 1 s in blocks): at a sample of the steps, the loop's
+    """k = 1,000 in 300 million, what an estimated k-map view's SQL asks for (21 s of CPU
+    one scalar probability at a time, 3 s in blocks): at a sample of the steps, the loop's
     k' is the step's at its last size and larger just after it."""
     steps = kmap_breakpoints(1000, 3e8, 0.05, "poisson")
     assert len(steps) > 100
