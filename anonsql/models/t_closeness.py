@@ -231,7 +231,9 @@ class _EMDTree:
         assert stats.pair_class is not None and stats.pair_value is not None
         assert stats.pair_count is not None and stats.vals is not None
         assert stats.overall is not None
-        width = hi - lo
+        # at least two columns: with one, numpy would drop the class axis and sum each
+        # parent's children pairwise rather than one after the other
+        width = max(hi - lo, 2)
         if lo == 0 and hi == stats.classes:
             cls, value, count = stats.pair_class, stats.pair_value, stats.pair_count
         else:
@@ -261,4 +263,4 @@ class _EMDTree:
             # summed over the level's nodes per class as a (classes x nodes) array, the
             # layout (and so the order of the additions) of the sums this replaced
             cost += weight * np.ascontiguousarray(least.T).sum(axis=1)
-        return cost
+        return cost[: hi - lo]
