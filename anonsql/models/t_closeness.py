@@ -241,10 +241,9 @@ class _EMDTree:
             cls, value, count = stats.pair_class[sel], stats.pair_value[sel], stats.pair_count[sel]
         # p - q at the leaves (0 - q where the class lacks the value, 0 on leaves no value of
         # the table reaches); one more row of zeros, the padding of the children's blocks
-        shares = np.zeros((len(stats.overall), width))
-        shares[value, cls - lo] = count / stats.vals[cls]
         extra = np.zeros((self.size + 1, width))
-        extra[self.leaf_of_value] = shares - stats.overall[:, None]
+        extra[self.leaf_of_value[value], cls - lo] = count / stats.vals[cls]
+        extra[self.leaf_of_value] -= stats.overall[:, None]
         cost = np.zeros(width)
         last = len(self.levels) - 1
         for i, (weight, parents, block, n_nodes, at, inside, whole) in enumerate(self.levels):
@@ -260,6 +259,9 @@ class _EMDTree:
             else:
                 least = np.zeros((n_nodes, width))
                 least[at] = np.minimum(pos[inside], neg[inside])
+            if n_nodes == 1:  # the root's level: its one term is the sum
+                cost += weight * least[0]
+                continue
             # summed over the level's nodes per class as a (classes x nodes) array, the
             # layout (and so the order of the additions) of the sums this replaced
             cost += weight * np.ascontiguousarray(least.T).sum(axis=1)
