@@ -173,8 +173,10 @@ def _group(levels, column, weights, hierarchies, pairs, keep_rows=False) -> Part
                 )
         if span <= 4 * n + _COUNTING_SLACK:
             # small key space: a counting pass instead of hashing
-            seen = np.zeros(span, dtype=bool)  # numpy finds the set entries of a boolean
-            seen[combined] = True  # array several times faster than of an integer one
+            # boolean: numpy finds the set entries of a boolean array several times faster
+            # than those of an integer one
+            seen = np.zeros(span, dtype=bool)
+            seen[combined] = True
             keys = np.flatnonzero(seen)
             position: np.ndarray = np.cumsum(seen, dtype=np.int32 if span < 2**31 else np.int64)
             position -= 1
@@ -280,7 +282,8 @@ def _sum_by_key(
             # below 2**31 here), and zeroed again only where the scatter wrote
             dense = _SCRATCH.zeros(span)
             np.add.at(dense, keys, weights.astype(np.int32, copy=False))
-            found = np.flatnonzero(dense != 0)  # a boolean mask: its set entries are found faster
+            # through a boolean mask, whose set entries numpy finds several times faster
+            found = np.flatnonzero(dense != 0)
             sums = dense[found].astype(np.int64)
             dense[found] = 0
             return found, sums
