@@ -382,7 +382,9 @@ class Flash(Search):
             if not nxt:
                 break
             if unknown is not None:
-                cur = max(nxt, key=lambda s: (int((self.lat.below(s) & unknown).sum()), -s))
+                # count_nonzero: the same count as a sum of the mask, a third of the time
+                below = self.lat.below
+                cur = max(nxt, key=lambda s: (np.count_nonzero(below(s) & unknown), -s))
             else:
                 cur = min(nxt, key=lambda s: (self.bound[s], s))
             path.append(cur)
