@@ -173,8 +173,10 @@ def _group(levels, column, weights, hierarchies, pairs, keep_rows=False) -> Part
                 )
         if span <= 4 * n + _COUNTING_SLACK:
             # small key space: a counting pass instead of hashing
-            seen = np.zeros(span, dtype=np.int8)
-            seen[combined] = 1
+            # boolean: numpy finds the set entries of a boolean array several times faster
+            # than those of an integer one
+            seen = np.zeros(span, dtype=bool)
+            seen[combined] = True
             keys = np.flatnonzero(seen)
             position: np.ndarray = np.cumsum(seen, dtype=np.int32 if span < 2**31 else np.int64)
             position -= 1
@@ -280,13 +282,14 @@ def _sum_by_key(
             # below 2**31 here), and zeroed again only where the scatter wrote
             dense = _SCRATCH.zeros(span)
             np.add.at(dense, keys, weights.astype(np.int32, copy=False))
-            found = np.flatnonzero(dense)
+            # through a boolean mask, whose set entries numpy finds several times faster
+            found = np.flatnonzero(dense != 0)
             sums = dense[found].astype(np.int64)
             dense[found] = 0
             return found, sums
         # counts are whole numbers below 2**53: exact as float64
         sums = np.bincount(keys, weights, minlength=span)
-        found = np.flatnonzero(sums)
+        found = np.flatnonzero(sums != 0)
         return found, sums[found].astype(np.int64)
     wbits = int(weights.max()).bit_length()
     if int(span - 1).bit_length() + wbits > 63:
@@ -432,7 +435,9 @@ def _pairs(class_ids: np.ndarray, values: np.ndarray, counts: np.ndarray, classe
         # lattice search rolls up thousands of partitions, most of them small); counts are
         # whole numbers below 2**53, exact as float64 weights
         sums = np.bincount(key, counts, minlength=span)
-        uniq = np.flatnonzero(sums)
+        # the non-zero sums through a boolean mask: numpy's nonzero is several times faster
+        # on booleans than on floats, and the mask costs less than the difference
+        uniq = np.flatnonzero(sums != 0)
         return uniq // width, uniq % width, sums[uniq].astype(np.int64)
     uniq, inv = np.unique(key, return_inverse=True)
     sums = np.bincount(inv, counts).astype(np.int64)

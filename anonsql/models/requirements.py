@@ -354,7 +354,9 @@ class Requirements:
                 if m_stats.vals is not None:
                     with np.errstate(invalid="ignore", divide="ignore"):
                         s = s * m_stats.vals / np.maximum(m_stats.sizes, 1)
-                share = np.maximum(share, np.nan_to_num(s))
+                # a class without values has s = NaN, no bound: fmax keeps the other side
+                # (the same as np.maximum with NaN read as 0, share being >= 0, cheaper)
+                share = np.fmax(share, s)
         return ok, share
 
     def _convex_form(self, model: PrivacyModel, stats: ClassStats):

@@ -83,6 +83,21 @@ class NodeEvaluator:
         self._levels = np.zeros((cap, lattice.m), dtype=np.int64)
         self._classes = np.zeros(cap, dtype=np.int64)
         self._used = np.zeros(cap, dtype=np.int64)
+        # each cached node's levels packed into one integer, a field per QI topped by a guard
+        # bit, so that finding the cached specializations of a node is one subtraction over
+        # the cache instead of a comparison per QI and a reduction across them (the search
+        # looks for one before every roll-up): ``levels <= target`` holds on every QI
+        # exactly when (target with every guard bit set) - levels keeps every guard bit,
+        # each field being too small to borrow from the next. None when the fields do not
+        # fit 63 bits (the comparison per QI then).
+        heights = [int(h.height) for h in getattr(hist, "hierarchies", None) or []]
+        bits = max(heights, default=1).bit_length() + 1
+        self._packed: np.ndarray | None = None
+        if len(heights) == lattice.m and 0 < bits * lattice.m <= 63:
+            self._shifts = np.arange(lattice.m, dtype=np.int64) * bits
+            self._guard = int(((np.int64(1) << (bits - 1)) << self._shifts).sum())
+            # a free slot holds the guard bits alone, which no target keeps
+            self._packed = np.full(cap, self._guard, dtype=np.int64)
         self._tick = 0
         self._bytes = 0
         #: the node every later roll-up can start from; never evicted
@@ -117,6 +132,17 @@ class NodeEvaluator:
         )
         return sum(a.nbytes for a in arrays if a is not None)
 
+    def _pack(self, levels: np.ndarray) -> int:
+        """A node's levels as one integer (see ``_packed``)."""
+        return int((np.asarray(levels, dtype=np.int64) << self._shifts).sum())
+
+    def _finer(self, levels: np.ndarray) -> np.ndarray:
+        """Mask of the cache's slots holding the node at ``levels`` or a specialization."""
+        if self._packed is not None:
+            packed = np.int64(self._pack(levels) | self._guard)
+            return ((packed - self._packed) & self._guard) == self._guard
+        return (self._keys >= 0) & (self._levels <= levels).all(axis=1)
+
     def rebase(self, levels) -> None:
         """Make the node at ``levels`` the base and drop the bottom partition: a search
         that knows every node it will check lies above ``levels`` (e.g. after a projection
@@ -147,10 +173,15 @@ class NodeEvaluator:
             self._levels = np.concatenate([self._levels, np.zeros_like(self._levels)])
             self._classes = np.concatenate([self._classes, np.zeros(grow, dtype=np.int64)])
             self._used = np.concatenate([self._used, np.zeros(grow, dtype=np.int64)])
+            if self._packed is not None:
+                fresh = np.full(grow, self._guard, dtype=np.int64)
+                self._packed = np.concatenate([self._packed, fresh])
             free = np.flatnonzero(self._keys < 0)
         slot = int(free[0])
         self._keys[slot] = node
         self._levels[slot] = self.lattice.levels[node]
+        if self._packed is not None:
+            self._packed[slot] = self._pack(self._levels[slot])
         self._classes[slot] = part.classes
         self._tick += 1
         self._used[slot] = self._tick
@@ -165,7 +196,10 @@ class NodeEvaluator:
 
     def _evict(self, node: int) -> None:
         self._bytes -= self._size(self._parts.pop(node))
-        self._keys[self._slot.pop(node)] = -1
+        slot = self._slot.pop(node)
+        self._keys[slot] = -1
+        if self._packed is not None:
+            self._packed[slot] = self._guard
 
     def partition(self, node: int) -> Partition:
         self._tick += 1
@@ -174,8 +208,7 @@ class NodeEvaluator:
             return self._parts[node]
         levels = self.lattice.levels[node]
         target = tuple(int(x) for x in levels)
-        ok = (self._keys >= 0) & (self._levels <= levels).all(axis=1)
-        slots = np.flatnonzero(ok)
+        slots = np.flatnonzero(self._finer(levels))
         finer = None
         if len(slots):
             slot = int(slots[np.argmin(self._classes[slots])])

