@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pandas as pd
+from sqlglot import exp
 
 from anonsql.backend.base import Backend
 from anonsql.backend.sql_templates import template
@@ -52,6 +53,9 @@ class Provenance:
         as_json = {
             k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in fields.items()
         }
+        # a new run's row (by its id): an engine that emulates transactions by copying
+        # tables (Spark) deletes it to undo, instead of copying the whole history first
+        self.backend.appends("anonsql_runs", exp.column("run_id").eq(run_id))
         self.backend.execute(self._t("output/insert_run", run_id=run_id, **as_json))
 
     def replace_recodings(
@@ -79,6 +83,7 @@ class Provenance:
 
     def record_solutions(self, run_id: int, frame: pd.DataFrame) -> None:
         if len(frame):
+            self.backend.appends("anonsql_solutions", exp.column("run_id").eq(run_id))
             self._insert_frame("output/insert_solutions", frame, run_id=run_id)
 
     def latest_runs(self) -> dict[str, dict[str, Any]]:

@@ -128,6 +128,14 @@ class Backend(ABC):
         finally:
             self.execute(drop("table", staging))
 
+    def appends(self, name: str, where: exp.Expr) -> None:
+        """Declare that what the current transaction does to table ``name`` next is add rows
+        matching ``where`` that no row matched before (a new run's id, a new hierarchy
+        version's key). Engines with transactions need nothing (a no-op here); an engine
+        that emulates them by copying a table before its first change (Spark) undoes the
+        addition by deleting those rows instead, and copies nothing."""
+        return None
+
     def refresh_statistics(self, *names: str) -> None:
         """Tell the planner about tables anonsql just filled (no-op where the engine keeps
         its statistics itself)."""

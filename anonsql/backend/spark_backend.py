@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 UNDO_PREFIX = "__anonsql_undo_"
+#: the journal's mark of a table that a transaction has only added rows to (see appends)
+_APPENDED = ""
 
 
 def _error(e: Exception) -> BackendError:
@@ -227,6 +229,7 @@ class SparkBackend(Backend):
         self.remote = is_connect_session(self.session)
         self._journal: list[tuple[str, str, str | None]] = []  # (action, name, backup)
         self._backups: dict[str, str] = {}
+        self._added: dict[str, exp.Expr] = {}  # table -> the rows this transaction added
         self._counter = 0
 
     # -- running SQL -----------------------------------------------------------------------
@@ -254,7 +257,10 @@ class SparkBackend(Backend):
             if isinstance(statement, exp.Drop):
                 return self._drop(statement)
             if isinstance(statement, exp.Insert):
-                self._protect(statement.this.find(exp.Table))
+                target = statement.this.find(exp.Table)
+                # rows added to a table declared by appends() are undone by deleting them
+                if target is None or self._backups.get(target.name) != _APPENDED:
+                    self._protect(target)
         self._collect(self.sql_text(statement), params)
 
     def fetchall(self, statement: exp.Expr | str, params: list[Any] | None = None) -> list[tuple]:
@@ -336,7 +342,9 @@ class SparkBackend(Backend):
         if not self._tx_depth or target is None:
             return
         name = target.name
-        if name in self._backups or self._is_temp(name) or not self.table_exists(name):
+        if self._backups.get(name, _APPENDED) != _APPENDED:
+            return  # copied or set aside already
+        if name not in self._backups and (self._is_temp(name) or not self.table_exists(name)):
             return
         if self._kind_keyword(name) == "VIEW":
             return  # views are only ever replaced whole, which _create journals
@@ -359,6 +367,19 @@ class SparkBackend(Backend):
         self._backups[name] = backup
         self._journal.append(("copied", name, f"TABLE:{backup}"))
 
+    def appends(self, name: str, where: exp.Expr) -> None:
+        """Inside a transaction, a table that only gains rows matching ``where`` is not
+        copied: rollback deletes those rows. Should the transaction change the table
+        otherwise later, it is copied then, and rollback restores that copy before deleting
+        the rows (the journal is undone newest first)."""
+        if not self._tx_depth or name in self._backups:
+            return
+        if self._is_temp(name) or not self.table_exists(name):
+            return  # a table created in this transaction is dropped whole on rollback
+        self._backups[name] = _APPENDED
+        self._added[name] = where.copy()
+        self._journal.append(("appended", name, None))
+
     def _created(self, name: str) -> None:
         if self._tx_depth and not self._is_temp(name):
             self._journal.append(("created", name, None))
@@ -367,7 +388,7 @@ class SparkBackend(Backend):
         """Remove relation ``name``: inside a transaction it is renamed to a backup that
         rollback restores, outside it is dropped."""
         kind = self._kind_keyword(name)
-        if self._tx_depth and name not in self._backups:
+        if self._tx_depth and self._backups.get(name, _APPENDED) == _APPENDED:
             backup = self._fresh(UNDO_PREFIX)
             self._rename(kind, name, backup)
             self._backups[name] = backup
@@ -426,19 +447,22 @@ class SparkBackend(Backend):
     # -- transactions ------------------------------------------------------------------------
     def _begin(self) -> None:
         self._journal = []
-        self._backups = {}
+        self._backups, self._added = {}, {}
 
     def _commit(self) -> None:
         for action, _name, backup in self._journal:
             if action in ("copied", "renamed") and backup:
                 kind, _, bname = backup.partition(":")
                 self._collect(f"DROP {kind} IF EXISTS {self.quote(bname)}")
-        self._journal, self._backups = [], {}
+        self._journal, self._backups, self._added = [], {}, {}
 
     def _rollback(self) -> None:
         for action, name, backup in reversed(self._journal):
             try:
-                if action == "created" and self.table_exists(name):
+                if action == "appended" and self.table_exists(name):
+                    where = exp.Where(this=self._added[name])
+                    self._delete(exp.Delete(this=table(name), where=where))
+                elif action == "created" and self.table_exists(name):
                     self._collect(f"DROP {self._kind_keyword(name)} {self.quote(name)}")
                 elif action in ("copied", "renamed") and backup:
                     kind, _, bname = backup.partition(":")
@@ -447,7 +471,7 @@ class SparkBackend(Backend):
                     self._rename(kind, bname, name)
             except BackendError:
                 continue  # restore what can be restored; the backups stay visible
-        self._journal, self._backups = [], {}
+        self._journal, self._backups, self._added = [], {}, {}
 
     # -- catalog -------------------------------------------------------------------------------
     def _is_temp(self, name: str) -> bool:

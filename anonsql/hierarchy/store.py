@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+from sqlglot import exp
 
 from anonsql.backend import caches
 from anonsql.backend.base import Backend
@@ -150,6 +151,7 @@ class HierarchyStore:
                         self.backend.execute(self._t("hierarchy/delete_catalog", name=key))
                     else:
                         self._insert_version(key, hierarchy)
+                    self.backend.appends(CATALOG, exp.column("key").eq(key))
                     self.backend.execute(
                         catalog_insert(key, name, latest + 1, hierarchy, self.backend.dialect)
                     )
@@ -163,6 +165,10 @@ class HierarchyStore:
         return hierarchy
 
     def _insert_version(self, key: str, hierarchy: Hierarchy) -> None:
+        # a new version's rows are told apart by its key: where an engine copies a table
+        # to undo a transaction (Spark), deleting them undoes this instead
+        for name in (NODES, CLOSURE, MAP):
+            self.backend.appends(name, exp.column("hierarchy").eq(key))
         self._insert_frame("hierarchy/insert_nodes", hierarchy.to_frame(), key)
         if self.backend.recursive_closure:
             self.backend.execute(self._t("hierarchy/insert_closure", name=key))

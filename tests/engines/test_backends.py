@@ -152,6 +152,44 @@ def test_rerun_replaces_and_failure_leaves_everything(engine, monkeypatch):
     assert not [t for t in db.backend.relation_names() if t.startswith("__anonsql")]
 
 
+def test_spark_undoes_added_rows_by_deleting_them(spark_db):
+    """Spark emulates transactions by copying a table before its first change; a table that
+    only gains rows the caller names (a new run, a new hierarchy version) is not copied, and
+    rollback deletes those rows, also after the table was changed otherwise or replaced."""
+    import sqlglot
+
+    from anonsql.backend.spark_backend import UNDO_PREFIX
+
+    db = Database.open(spark_db)
+    b = db.backend
+    b.write_frame("t", pd.DataFrame({"k": [1, 2], "v": ["a", "b"]}))
+    before = b.fetch_df("SELECT * FROM t ORDER BY k")
+    added = exp.column("k").eq(3)
+
+    def undo_tables() -> list[str]:
+        return [n for n in b.relation_names() if n.startswith(UNDO_PREFIX)]
+
+    def fails(*statements: str) -> None:
+        with pytest.raises(RuntimeError), b.transaction():
+            b.appends("t", added)
+            for sql in statements:
+                b.execute(sqlglot.parse_one(sql, read="spark"))
+            if len(statements) == 1:
+                assert undo_tables() == []  # only added rows: nothing copied
+            raise RuntimeError("undo")
+        pd.testing.assert_frame_equal(b.fetch_df("SELECT * FROM t ORDER BY k"), before)
+        assert undo_tables() == []
+
+    fails("INSERT INTO t VALUES (3, 'c')")
+    fails("INSERT INTO t VALUES (3, 'c')", "DELETE FROM t WHERE k = 1")
+    fails("INSERT INTO t VALUES (3, 'c')", "CREATE OR REPLACE TABLE t AS SELECT 9 AS k, 'z' AS v")
+    with b.transaction():
+        b.appends("t", added)
+        b.execute(sqlglot.parse_one("INSERT INTO t VALUES (3, 'c')", read="spark"))
+    assert b.fetchall("SELECT k, v FROM t ORDER BY k") == [(1, "a"), (2, "b"), (3, "c")]
+    assert undo_tables() == []
+
+
 def test_name_the_engine_refuses(spark_db):
     """Spark's catalog takes only letters, digits and _ in table names: its refusal is a
     clear error and nothing is created."""
