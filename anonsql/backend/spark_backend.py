@@ -258,8 +258,13 @@ class SparkBackend(Backend):
                 return self._drop(statement)
             if isinstance(statement, exp.Insert):
                 target = statement.this.find(exp.Table)
-                # rows added to a table declared by appends() are undone by deleting them
-                if target is None or self._backups.get(target.name) != _APPENDED:
+                # rows added to a table declared by appends() are undone by deleting them;
+                # an INSERT OVERWRITE replaces the rest too, so it is copied first
+                if (
+                    target is None
+                    or statement.args.get("overwrite")
+                    or self._backups.get(target.name) != _APPENDED
+                ):
                     self._protect(target)
         self._collect(self.sql_text(statement), params)
 

@@ -183,6 +183,7 @@ def test_spark_undoes_added_rows_by_deleting_them(spark_db):
     fails("INSERT INTO t VALUES (3, 'c')")
     fails("INSERT INTO t VALUES (3, 'c')", "DELETE FROM t WHERE k = 1")
     fails("INSERT INTO t VALUES (3, 'c')", "CREATE OR REPLACE TABLE t AS SELECT 9 AS k, 'z' AS v")
+    fails("INSERT INTO t VALUES (3, 'c')", "INSERT OVERWRITE TABLE t SELECT 9 AS k, 'z' AS v")
     with b.transaction():
         b.appends("t", added)
         b.execute(sqlglot.parse_one("INSERT INTO t VALUES (3, 'c')", read="spark"))
