@@ -263,7 +263,7 @@ class SparkBackend(Backend):
                 if (
                     target is None
                     or statement.args.get("overwrite")
-                    or self._backups.get(target.name) != _APPENDED
+                    or not self._only_added(target.name)
                 ):
                     self._protect(target)
         self._collect(self.sql_text(statement), params)
@@ -347,7 +347,7 @@ class SparkBackend(Backend):
         if not self._tx_depth or target is None:
             return
         name = target.name
-        if self._backups.get(name, _APPENDED) != _APPENDED:
+        if self._copied(name):
             return  # copied or set aside already
         if name not in self._backups and (self._is_temp(name) or not self.table_exists(name)):
             return
@@ -372,6 +372,14 @@ class SparkBackend(Backend):
         self._backups[name] = backup
         self._journal.append(("copied", name, f"TABLE:{backup}"))
 
+    def _copied(self, name: str) -> bool:
+        """Whether this transaction holds a copy of ``name`` to restore (or set it aside)."""
+        return self._backups.get(name, _APPENDED) != _APPENDED
+
+    def _only_added(self, name: str) -> bool:
+        """Whether ``name`` is declared by :meth:`appends` and not copied since."""
+        return self._backups.get(name) == _APPENDED
+
     def appends(self, name: str, where: exp.Expr) -> None:
         """Inside a transaction, a table that only gains rows matching ``where`` is not
         copied: rollback deletes those rows. Should the transaction change the table
@@ -393,7 +401,7 @@ class SparkBackend(Backend):
         """Remove relation ``name``: inside a transaction it is renamed to a backup that
         rollback restores, outside it is dropped."""
         kind = self._kind_keyword(name)
-        if self._tx_depth and self._backups.get(name, _APPENDED) == _APPENDED:
+        if self._tx_depth and not self._copied(name):
             backup = self._fresh(UNDO_PREFIX)
             self._rename(kind, name, backup)
             self._backups[name] = backup

@@ -167,15 +167,21 @@ def ensure_hierarchies(db, source: str, qis: list[str], given: dict) -> dict[str
     """Build and store a hierarchy for every QI that has none (given or stored), and rebuild
     the ones an earlier run built; returns QI -> what was built."""
     built: dict[str, str] = {}
+    # the user's hierarchies (given, or stored and not built by a run) are read from the
+    # catalog, not loaded
+    todo = [
+        q
+        for q in qis
+        if q not in given
+        and not (db.hierarchies.exists(q) and not is_auto(db.hierarchies.source_of(q)))
+    ]
+    if not todo:
+        return built
     # one transaction for all of them: none is stored unless all are, and an engine that
     # copies a table before its first change in a transaction (Spark) copies the hierarchy
     # tables once, not once per QI
     with db.backend.transaction():
-        for q in qis:
-            if q in given:
-                continue
-            if db.hierarchies.exists(q) and not is_auto(db.hierarchies.source_of(q)):
-                continue  # the user's hierarchy (read from the catalog, not loaded)
+        for q in todo:
             b = build_auto(db, source, q)
             db.hierarchies.save(b.hierarchy, q)
             built[q] = b.how
