@@ -21,6 +21,9 @@ def pytest_collection_modifyitems(config, items):
     that runs on a server engine (those fixtures, or postgres/spark in its id)."""
     for item in items:
         name = item.nodeid.lower()
+        if {"spark_session", "spark_db"} & set(getattr(item, "fixturenames", ())):
+            # pytest_xdist_make_scheduler below finds the Spark tests by their ids
+            assert "spark" in name, f"{item.nodeid} runs on Spark: say so in its name"
         if (
             item.path.name in SLOW_FILES
             or ENGINE_FIXTURES & set(getattr(item, "fixturenames", ()))
@@ -28,6 +31,22 @@ def pytest_collection_modifyitems(config, items):
             or "postgres" in name
         ):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Files stay on one worker (``--dist loadfile``: a file's throw-away PostgreSQL
+    database and module fixtures are made once), except that every Spark test, from any
+    file, goes to one worker: one local JVM for the session instead of one per worker,
+    started and warmed once (its first statements run interpreted for tens of seconds), and
+    no second 4 GB driver competing for the two cores."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class SparkOnOneWorker(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "spark" if "spark" in nodeid.lower() else super()._split_scope(nodeid)
+
+    return SparkOnOneWorker(config, log)
 
 
 @pytest.fixture
@@ -89,13 +108,15 @@ def spark_session(tmp_path_factory):
     if shutil.which("java") is None:
         pytest.skip("Spark needs Java 17 (Debian's openjdk-17-jre-headless); none found")
     from anonsql.backend.spark_backend import local_session
-    from tests.helpers.engines import TEST_JVM_OPTIONS
+    from tests.helpers.engines import TEST_JVM_OPTIONS, TEST_SQL_CONF
 
     session = local_session(
         tmp_path_factory.mktemp("spark"),
         master="local[2]",
         java_options=TEST_JVM_OPTIONS,
     )
+    for key, value in TEST_SQL_CONF.items():
+        session.conf.set(key, value)
     yield session
     session.stop()
 

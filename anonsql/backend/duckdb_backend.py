@@ -146,10 +146,15 @@ class DuckDBBackend(Backend):
         ``name``), or None."""
         # lower() (Unicode) on both sides selects a superset of the names DuckDB resolves
         # "name" to; canonical_name then keeps the ones it really does
+        # the catalog functions that information_schema.tables is a view over, read
+        # directly: half the cost, and a run asks this four or five times
         rows = self.fetchall(
-            "SELECT table_name, table_type FROM information_schema.tables "
-            "WHERE lower(table_name) = lower(?) AND table_schema = current_schema() "
-            "AND table_catalog = current_database()",
+            "SELECT table_name, 'BASE TABLE' FROM duckdb_tables() "
+            "WHERE lower(table_name) = lower($1) AND schema_name = current_schema() "
+            "AND database_name = current_database() "
+            "UNION ALL SELECT view_name, 'VIEW' FROM duckdb_views() "
+            "WHERE lower(view_name) = lower($1) AND schema_name = current_schema() "
+            "AND database_name = current_database() AND NOT internal",
             [name],
         )
         rows = [r for r in rows if self.same_relation(r[0], name)]

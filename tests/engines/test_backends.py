@@ -191,7 +191,7 @@ def test_spark_undoes_added_rows_by_deleting_them(spark_db):
     assert undo_tables() == []
 
 
-def test_name_the_engine_refuses(spark_db):
+def test_spark_refuses_a_name_it_cannot_store(spark_db):
     """Spark's catalog takes only letters, digits and _ in table names: its refusal is a
     clear error and nothing is created."""
     db = Database.open(spark_db)

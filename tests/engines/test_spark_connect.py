@@ -29,7 +29,15 @@ from anonsql.database import Database
 from anonsql.errors import BackendError
 from anonsql.run import anonymize
 from anonsql.spec import Spec
-from tests.helpers.engines import QIS, TEST_JVM_OPTIONS, output_rows, people, roles, setup
+from tests.helpers.engines import (
+    QIS,
+    TEST_JVM_OPTIONS,
+    TEST_SQL_CONF,
+    output_rows,
+    people,
+    roles,
+    setup,
+)
 
 
 def _free_port() -> int:
@@ -70,8 +78,7 @@ def connect_url(tmp_path_factory):
         f"spark.connect.grpc.binding.port={port}",
         "--conf",
         "spark.ui.enabled=false",
-        "--conf",
-        "spark.sql.shuffle.partitions=4",
+        *[arg for key, value in TEST_SQL_CONF.items() for arg in ("--conf", f"{key}={value}")],
         "--conf",
         f"spark.sql.warehouse.dir={root / 'warehouse'}",
         "--conf",

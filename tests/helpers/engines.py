@@ -19,6 +19,13 @@ from anonsql.spec import Spec
 #: default's 240 MB is kept
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseSerialGC"
 
+#: the test sessions' SQL settings: the engine tests' tables have hundreds of rows, so one
+#: shuffle partition, and no adaptive execution (it re-plans every stage of every statement
+#: from the last one's statistics, a fixed cost per statement that tiny inputs never pay
+#: back). Together a fifth less time in the Spark tests; a user's session keeps Spark's
+#: defaults (anonsql.backend.spark_backend.local_session)
+TEST_SQL_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
+
 QIS = ["age", "sex", "zip"]
 COLUMNS = ["id", "age", "sex", "zip", "disease"]  # people()'s
 

@@ -110,7 +110,7 @@ def _agree(df: pd.DataFrame, hs: list[Hierarchy], levels, models) -> None:
     db.close()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anonymization_cases(), st.data())
 def test_numpy_sql_and_brute_force_agree(case, data):
     df, hs = case
