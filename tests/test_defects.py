@@ -333,7 +333,7 @@ def test_null_sensitive_values_count_as_no_value_everywhere():
     from anonsql.evaluation.checks import check_table, evaluate_levels
     from anonsql.hierarchy.hierarchy import Hierarchy
 
-    @settings(max_examples=12, deadline=None)
+    @settings(max_examples=8, deadline=None)
     @given(_null_tables())
     def run(rows):
         df = pd.DataFrame(rows, columns=["q", "s"])

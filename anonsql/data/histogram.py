@@ -256,7 +256,7 @@ class Histogram:
         if max_rows is not None:
             # a histogram beyond the memory budget is never read whole: the caller keeps it
             # in the engine instead (anonsql.algorithms.lattice.engine_classes)
-            query = query.limit(max_rows + 1)
+            query = query.limit(max_rows + 1, copy=False)  # the query is this call's own
         grouped = db.backend.fetch_columns(handed_over(query))
         if max_rows is not None and len(grouped["n"]) > max_rows:
             raise HistogramTooLarge(max_rows)

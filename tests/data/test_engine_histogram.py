@@ -377,7 +377,7 @@ def _model_sets():
 METRICS = ["loss", "precision", "height", "entropy", "entropy-nm", "aecs", "dm", "dm-star", "ncp"]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.integers(5, 150),
     seed=st.integers(0, 10_000),
@@ -468,7 +468,7 @@ def assert_same_summary(got, part: Partition, memory: tuple, engine: tuple) -> N
 
 # every node of each drawn lattice is checked (tens of engine statements per node): 15 tables
 # per run, new ones at every run
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.integers(5, 200),
     seed=st.integers(0, 10_000),

@@ -115,7 +115,7 @@ def test_column_names_are_unique_and_readable():
     assert sorted(names[0]) == sorted(["q__a@0", "q__a@1", "q__b~2", "q__x", "q__*"])
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anonymization_cases(max_rows=30), st.booleans(), st.integers(1, 4))
 def test_proportional_matches_brute_force(case, greedy, k):
     df, hs = case

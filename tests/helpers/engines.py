@@ -20,11 +20,16 @@ from anonsql.spec import Spec
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseSerialGC"
 
 #: the test sessions' SQL settings: the engine tests' tables have hundreds of rows, so one
-#: shuffle partition, and no adaptive execution (it re-plans every stage of every statement
-#: from the last one's statistics, a fixed cost per statement that tiny inputs never pay
-#: back). Together a fifth less time in the Spark tests; a user's session keeps Spark's
+#: shuffle partition, no adaptive execution (it re-plans every stage of every statement from
+#: the last one's statistics) and no whole-stage code generation (every new statement's
+#: plan is compiled to Java first): fixed costs per statement that tiny inputs never pay
+#: back. Together a third less time in the Spark tests; a user's session keeps Spark's
 #: defaults (anonsql.backend.spark_backend.local_session)
-TEST_SQL_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
+TEST_SQL_CONF = {
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.codegen.wholeStage": "false",
+}
 
 QIS = ["age", "sex", "zip"]
 COLUMNS = ["id", "age", "sex", "zip", "disease"]  # people()'s

@@ -81,7 +81,7 @@ def _sens_hierarchy():
     )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anonymization_cases(), st.data())
 def test_models_numpy_sql_and_brute_force_agree(case, data):
     df, hs = case

@@ -110,7 +110,7 @@ def _agree(df: pd.DataFrame, hs: list[Hierarchy], levels, models) -> None:
     db.close()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anonymization_cases(), st.data())
 def test_numpy_sql_and_brute_force_agree(case, data):
     df, hs = case
@@ -433,7 +433,7 @@ def test_gs_factor_moves_the_optimum_between_suppression_and_generalization():
 
 
 # -- the guard -----------------------------------------------------------------------------------
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=35, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), anonymization_cases(max_rows=40))
 def test_guard_matches_brute_force_after_edits(data, case):
     df, hs = case

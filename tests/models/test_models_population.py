@@ -516,7 +516,7 @@ def _setup(sample, population, hs):
     return db, keys
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=45, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), anonymization_cases(max_qis=3, max_rows=40), population_models())
 def test_numpy_guard_and_brute_force_agree(data, case, models):
     df, hs = case
@@ -556,7 +556,7 @@ def test_numpy_guard_and_brute_force_agree(data, case, models):
     assert at_limit.assess(part, hist).anonymous == brute
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), anonymization_cases(max_qis=3, max_rows=30), population_models())
 def test_guard_follows_edits_of_source_and_population(data, case, models):
     df, hs = case

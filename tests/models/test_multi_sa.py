@@ -86,7 +86,7 @@ def _passing(gen: pd.DataFrame, qis: list[str], test) -> pd.Series:
 
 
 @settings(
-    max_examples=30,
+    max_examples=20,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -56,7 +56,7 @@ def _released(db: Database, output: str, source: str, qis: list[str]) -> pd.Data
     return out.merge(who, on="visit", how="left")
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anonymization_cases(max_qis=3, max_rows=25), st.data())
 def test_units_count_like_one_row_per_person(case, data):
     """A run with --unit over the visits equals the same run over one row per person (the

@@ -95,7 +95,7 @@ def _brute(visits, hs, levels, model, k, limit) -> tuple[bool, set[str], set[str
     return len(gone) <= limit * visits["pid"].nunique() + 1e-9, fail, gone
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anonymization_cases(max_qis=3, max_rows=14), st.data())
 def test_units_of_several_tuples_against_brute_force(case, data):
     """Every node of the lattice: anonymous exactly when pandas says so, counting units.
@@ -299,7 +299,7 @@ def test_units_of_several_tuples_on_server_engines_equal_duckdb(engine):
     )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anonymization_cases(max_qis=2, max_rows=12), st.data())
 def test_several_sensitive_attributes_of_units_against_brute_force(case, data):
     """Two sensitive attributes, units of several records: each model holds on each

@@ -18,7 +18,7 @@ from tests.helpers.snapshot import snapshot
 from tests.helpers.strategies import anonymization_cases
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anonymization_cases(max_qis=3, max_rows=50), st.data())
 def test_output_satisfies_models_by_brute_force(case, data):
     df, hs = case

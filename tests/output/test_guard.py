@@ -23,7 +23,7 @@ from tests.helpers.guard import MODELS, SENSITIVE_ROWS, edits, expected_release
 from tests.helpers.strategies import anonymization_cases
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=35, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), anonymization_cases(max_rows=40))
 def test_guard_matches_brute_force_after_edits(data, case):
     df, hs = case
