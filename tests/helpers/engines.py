@@ -23,7 +23,7 @@ TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+
 #: shuffle partition, no adaptive execution (it re-plans every stage of every statement from
 #: the last one's statistics) and no whole-stage code generation (every new statement's
 #: plan is compiled to Java first): fixed costs per statement that tiny inputs never pay
-#: back. Together a third less time in the Spark tests; a user's session keeps Spark's
+#: back. Together a quarter less time in the Spark tests; a user's session keeps Spark's
 #: defaults (anonsql.backend.spark_backend.local_session)
 TEST_SQL_CONF = {
     "spark.sql.shuffle.partitions": "1",
