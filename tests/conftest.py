@@ -33,6 +33,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_collection_finish(session):
+    """Once the tests are collected, the objects alive (modules, collected items, pandas,
+    sqlglot, hypothesis) are frozen out of the cyclic garbage collector and its youngest
+    generation is collected less often. The tests allocate millions of short-lived sqlglot
+    nodes; each full collection used to walk every object of the process again. In one
+    sitting, alternating (`pytest -n 0 -m "not slow" tests/output tests/surfaces
+    tests/hierarchy`, load 1.0): 93.0 and 90.3 s with these settings, 102.0 and 101.9 s
+    with Python's defaults. The product does
+    not change the collector's settings: a user's process keeps them."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 50)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """Files stay on one worker (``--dist loadfile``: a file's throw-away PostgreSQL
