@@ -121,6 +121,11 @@ def open_db(path: str, create: bool = True, why: str | None = None):
         try:
             db = Database.open(path)
             db.backend.wait_seconds = wait  # also how long a writer waits for another one
+            if ctx is not None:
+                # closed when the command ends, not when the garbage collector gets to it: a
+                # command run in-process (an orchestrator, click's test runner) would else
+                # leave a PostgreSQL session open beside the next command's
+                ctx.call_on_close(db.close)
             return db
         except InputError as e:
             if not _is_lock_error(e):
