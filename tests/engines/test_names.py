@@ -361,6 +361,29 @@ def test_demo_twice_and_never_over_user_data(target):
         assert written_by(db, "census_anonymized") == "anonymize"
 
 
+def test_a_command_closes_its_session_postgres(pg_url):
+    """A command run in-process (click's runner, an orchestrator) closes the database it
+    opened when it ends: with the garbage collector off, no session of it is left behind
+    to hold locks against the next command."""
+    import gc
+
+    def sessions() -> int:
+        with opened(pg_url) as db:
+            return db.backend.fetchall(
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()"
+            )[0][0]
+
+    before = sessions()
+    gc.disable()
+    try:
+        assert run_cli("demo", "--rows", "600", "--db", pg_url).exit_code == 0
+        assert run_cli("status", "--db", pg_url).exit_code == 0
+        assert sessions() == before
+    finally:
+        gc.enable()
+
+
 def test_demo_refuses_a_user_census(target):
     with opened(target) as db:
         db.backend.write_frame("census", pd.DataFrame({"mine": ["a", "b"]}))
