@@ -12,7 +12,7 @@ import pandas as pd
 from sqlglot import exp
 
 from anonsql.backend.base import Backend
-from anonsql.backend.sql_templates import template
+from anonsql.backend.sql_templates import static, template
 
 
 class Provenance:
@@ -25,7 +25,7 @@ class Provenance:
                 "create_recodings",
                 "create_masks",
             ):
-                backend.execute(self._t(f"output/{name}"))
+                backend.execute(static(f"output/{name}", backend.dialect))
             backend.restrict_access(
                 "anonsql_runs", "anonsql_solutions", "anonsql_recodings", "anonsql_masks"
             )
@@ -35,7 +35,7 @@ class Provenance:
         return template(name, self.backend.dialect, **params)
 
     def next_run_id(self) -> int:
-        return int(self.backend.fetchall(self._t("output/next_run_id"))[0][0])
+        return int(self.backend.fetchall(static("output/next_run_id", self.backend.dialect))[0][0])
 
     def produced(self, output: str) -> bool:
         """Whether a run wrote relation ``output``, under any name the engine takes for it

@@ -14,7 +14,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from anonsql.backend import caches
-from anonsql.backend.sql_templates import drop, ident, table
+from anonsql.backend.sql_templates import Rendered, drop, ident, table
 from anonsql.errors import AnonsqlError, BackendError, InputError, UnsupportedDialectError
 
 if TYPE_CHECKING:
@@ -85,6 +85,12 @@ class Backend(ABC):
         strings are library SQL written in DuckDB's dialect (with ``?`` parameters) and are
         transpiled for other engines."""
         if isinstance(statement, str):
+            if isinstance(statement, Rendered):
+                if statement.dialect != self.dialect:
+                    raise AssertionError(
+                        f"SQL generated for {statement.dialect} given to the {self.dialect} backend"
+                    )
+                return str(statement)
             if self.dialect == "duckdb":
                 return statement
             statement = sqlglot.parse_one(statement, read="duckdb")

@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from anonsql.backend import caches
 from anonsql.backend.base import Backend
-from anonsql.backend.sql_templates import ident, table, template
+from anonsql.backend.sql_templates import ident, static, table, template
 from anonsql.errors import HierarchyError, InputError, MissingValuesError
 from anonsql.hierarchy.hierarchy import Hierarchy
 
@@ -96,19 +96,22 @@ class HierarchyStore:
     def _t(self, template_name: str, /, **params):
         return template(template_name, self.backend.dialect, **params)
 
+    def _static(self, template_name: str):
+        return static(template_name, self.backend.dialect)
+
     def ensure_schema(self) -> None:
         if "hierarchy" in self.backend.schemas_ready:
             return
         for name in ("create_catalog", "create_node", "create_closure"):
-            self.backend.execute(self._t(f"hierarchy/{name}"))
+            self.backend.execute(self._static(f"hierarchy/{name}"))
         if "key" not in self.backend.columns(CATALOG):
             self._migrate()
-        self.backend.execute(self._t("hierarchy/create_map"))
+        self.backend.execute(self._static("hierarchy/create_map"))
         # versions without their map: stored by an anonsql without the map table (before or
         # after this one created it), or whose save stopped before its map was written; a
         # view over such a version would suppress every row. Idempotent: versions with a map
         # are left alone
-        self.backend.execute(self._t("hierarchy/insert_missing_maps"))
+        self.backend.execute(self._static("hierarchy/insert_missing_maps"))
         self.backend.restrict_access(CATALOG, NODES, CLOSURE, MAP)
         self.backend.schemas_ready.add("hierarchy")
 
@@ -225,7 +228,7 @@ class HierarchyStore:
         """One row per name (its current version), or per version with ``all_versions``;
         ``users`` lists the outputs that read the version."""
         self.ensure_schema()
-        df = self.backend.fetch_df(self._t("hierarchy/select_catalog"))
+        df = self.backend.fetch_df(self._static("hierarchy/select_catalog"))
         latest = df.groupby("name")["version"].transform("max") if len(df) else df["version"]
         df["current"] = df["version"] == latest
         used = self.users() if len(df) else {}
@@ -258,7 +261,7 @@ class HierarchyStore:
         )
         if self._lookups is not None and self._lookups_generation == generation:
             return self._lookups
-        rows = self.backend.fetchall(self._t("hierarchy/select_catalog"))
+        rows = self.backend.fetchall(self._static("hierarchy/select_catalog"))
         # (name, version, key, height, leaves, nodes, source, created_at)
         latest: dict[str, tuple[int, tuple[str, str, str | None]]] = {}
         by_key: dict[str, tuple[str, str, str | None]] = {}

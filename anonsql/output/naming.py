@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anonsql.backend.sql_templates import template
+from anonsql.backend.sql_templates import static, template
 from anonsql.errors import InputError
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def record_written(db: Database, name: str, writer: str) -> None:
         raise ValueError(f"unknown writer {writer!r}; one of {', '.join(WRITERS)}")
     backend = db.backend
     if RELATIONS not in backend.schemas_ready:  # forgotten on rollback, as the others
-        backend.execute(template("output/create_relations", backend.dialect))
+        backend.execute(static("output/create_relations", backend.dialect))
         backend.schemas_ready.add(RELATIONS)
     for (stored,) in backend.fetchall(f"SELECT name FROM {RELATIONS}"):
         if backend.same_relation(stored, name):
