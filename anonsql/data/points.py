@@ -253,7 +253,8 @@ def row_ids(matrix: np.ndarray) -> np.ndarray:
     """Id of each row of an integer matrix among its distinct rows in lexicographic order:
     ``np.unique(matrix, axis=0, return_inverse=True)[1]``, computed on one int64 key per row
     (mixed radix, first column most significant, so the keys sort as the rows do) when the
-    columns' ranges allow; a 1-D sort is many times faster than numpy's row-wise one."""
+    columns' ranges allow; ranking 1-D keys is many times faster than numpy's row-wise
+    sort."""
     if matrix.shape[0] == 0 or matrix.shape[1] == 0:
         return np.unique(matrix, axis=0, return_inverse=True)[1].ravel()
     lo = matrix.min(axis=0)
@@ -263,7 +264,9 @@ def row_ids(matrix: np.ndarray) -> np.ndarray:
     key = np.zeros(matrix.shape[0], dtype=np.int64)
     for j, span in enumerate(spans):
         key = key * span + (matrix[:, j] - lo[j])
-    return np.unique(key, return_inverse=True)[1].ravel()
+    # np.unique(key, return_inverse=True)[1], by hashing the keys and sorting the distinct
+    # ones only (about twice as fast on millions of rows with repeated keys)
+    return pd.factorize(key, sort=True)[0].astype(np.int64, copy=False)
 
 
 def _codes(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, list[str]]:

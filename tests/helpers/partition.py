@@ -1,13 +1,17 @@
 """What the partitioning tests share (Mondrian, TA_DA, Mondrian's stop rule): the
 hand-worked golden table (``tests/fixtures/papers/mondrian/golden.csv``), a run on a
 fresh in-memory database, random tables of numeric and categorical QIs, and the brute force
-every partitioning output is held to."""
+every partitioning output is held to; the release as it was computed partition by partition,
+the reference of the vectorized one."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
+from anonsql.algorithms.recoding import TableRecoding
+from anonsql.data.points import HIERARCHY, NUMERIC, Points, row_ids
 from tests.helpers import brute, papers
 
 
@@ -141,6 +145,157 @@ def disjoint(a: str, b: str, kind: str) -> bool:
     return not set(members(a)) & set(members(b))
 
 
+# -- the release as it was computed partition by partition (before issue 30's vectorized
+# release): the reference the vectorized one is held to, figure for figure --------------------
+
+
+def reference_partition_keys(points: Points, partitions: list[np.ndarray]) -> list[list[tuple]]:
+    """Per partition, per QI: a key of the released value (hierarchy: (node,); numeric:
+    (min code, max code); categorical: the sorted codes)."""
+    if not partitions:
+        return []
+    sizes = np.asarray([len(r) for r in partitions])
+    if (sizes == 0).any():
+        raise AssertionError("an empty partition")
+    rows = np.concatenate(partitions)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    owner = np.repeat(np.arange(len(partitions), dtype=np.int64), sizes)
+    columns: list[list[tuple]] = []
+    for j in range(points.width):
+        codes = points.codes[rows, j]
+        if points.kinds[j] == HIERARCHY:
+            h = points.hierarchies[j]
+            leaves = points.leaves[j]
+            columns.append(
+                [
+                    (h.lca_of_set(leaves[np.unique(codes[a : a + n])]),)
+                    for a, n in zip(starts.tolist(), sizes.tolist(), strict=True)
+                ]
+            )
+        elif points.kinds[j] == NUMERIC:
+            # codes are ranks in value order: a partition's interval is its extreme codes
+            lo = np.minimum.reduceat(codes, starts).tolist()
+            hi = np.maximum.reduceat(codes, starts).tolist()
+            columns.append(list(zip(lo, hi, strict=True)))
+        else:
+            size = len(points.domains[j])
+            pairs = np.unique(owner * size + codes)  # (partition, code), sorted
+            bounds = np.searchsorted(pairs // size, np.arange(len(partitions) + 1)).tolist()
+            values = (pairs % size).tolist()
+            columns.append(
+                [tuple(values[bounds[i] : bounds[i + 1]]) for i in range(len(partitions))]
+            )
+    return [list(k) for k in zip(*columns, strict=True)]
+
+
+def reference_label_of(points: Points, j: int, key: tuple) -> str:
+    dom = points.domains[j]
+    kind = points.kinds[j]
+    if kind == HIERARCHY:
+        return points.hierarchies[j].labels[key[0]]
+    if kind == NUMERIC:
+        lo, hi = key
+        return dom[lo] if lo == hi else f"[{dom[lo]}, {dom[hi]}]"
+    return dom[key[0]] if len(key) == 1 else "{" + ", ".join(dom[c] for c in key) + "}"
+
+
+def reference_release(
+    points: Points, partitions: list[np.ndarray]
+) -> tuple[TableRecoding, np.ndarray]:
+    """The recoding of ``partitions`` (which cover every row of ``points``, each QI tuple in
+    one of them), and each histogram row's released class (rows with equal labels share a
+    class id)."""
+    keys = reference_partition_keys(points, partitions)
+    m = points.width
+    node_of: list[dict[tuple, int]] = []
+    for j in range(m):
+        distinct = sorted({k[j] for k in keys})
+        if points.kinds[j] == HIERARCHY:
+            node_of.append({k: int(k[0]) for k in distinct})
+        else:
+            node_of.append({k: i for i, k in enumerate(distinct)})
+    row_part = np.full(len(points.counts), -1, dtype=np.int64)
+    for p, rows in enumerate(partitions):
+        row_part[rows] = p
+    if (row_part < 0).any():
+        raise AssertionError("the partitions do not cover every row")
+    node_rows = np.asarray([[node_of[j][k[j]] for j in range(m)] for k in keys], dtype=np.int64)
+    row_class = row_ids(node_rows[row_part])
+    # one recoding row per distinct QI tuple, from its first histogram row
+    tid = points.tuple_ids
+    _, first = np.unique(tid, return_index=True)
+    part_of_tuple = row_part[first]
+    if not (node_rows[row_part] == node_rows[part_of_tuple[tid]]).all():
+        raise AssertionError("rows with equal QI tuples were released differently")
+    original = np.column_stack(
+        [np.asarray(points.domains[j], dtype=object)[points.codes[first, j]] for j in range(m)]
+    ).tolist()
+    labels = [
+        np.asarray([reference_label_of(points, j, k[j]) for k in keys], dtype=object)
+        for j in range(m)
+    ]
+    generalized = np.column_stack([labels[j][part_of_tuple] for j in range(m)]).tolist()
+    nodes = node_rows[part_of_tuple].tolist()
+    return TableRecoding(original, generalized, nodes), row_class
+
+
+def reference_widths(points, partitions: list[np.ndarray]) -> np.ndarray:
+    """The normalized widths' numerators of every partition (rows) and QI (columns)."""
+    out = np.zeros((len(partitions), points.width))
+    keys = reference_partition_keys(points, partitions)
+    for j in range(points.width):
+        kind = points.kinds[j]
+        if kind == NUMERIC:
+            nums = points.numbers[j]
+            out[:, j] = [float(nums[k[j][1]] - nums[k[j][0]]) for k in keys]
+        elif kind == HIERARCHY:
+            counts = points.hierarchies[j].leaf_counts
+            out[:, j] = [float(counts[k[j][0]] - 1) for k in keys]
+        else:
+            out[:, j] = [float(len(k[j]) - 1) for k in keys]
+    return out
+
+
+def reference_measures(points, groups, partitions, row_class, checker) -> dict:
+    """:func:`anonsql.algorithms.mondrian.driver.measures` as it was (the classes' figures and
+    the NCP summed partition by partition)."""
+    from anonsql.algorithms.mondrian.cuts import Spans
+
+    cls = row_class
+    ncls = int(cls.max()) + 1
+    ok = checker.passes_grouped(cls, points.sens, points.counts)
+    sizes = np.bincount(cls, points.counts)
+    spans = Spans.of(points)
+    total = float(points.counts.sum())
+    per_qi = np.zeros(points.width)  # each QI's penalty: its NCP is per_qi / total
+    widths = reference_widths(points, partitions).tolist()
+    for rows, row_widths in zip(partitions, widths, strict=True):
+        w = float(points.counts[rows].sum())
+        for j in range(points.width):
+            span = spans.widths[j]
+            if span > 0:
+                per_qi[j] += w * row_widths[j] / span
+    pen = float(per_qi.sum())
+    failing = int(sizes[~ok].sum())
+    from anonsql.metrics.risk import risk_measures
+
+    risk = risk_measures(sizes, ~ok).to_dict()
+    return {
+        "classes": ncls,
+        "groups": len(groups),
+        "partitions": len(partitions),
+        "min_class_size": int(sizes.min()),
+        "avg_class_size": float(sizes.mean()),
+        "rows": int(total),
+        "failing_rows": failing,
+        "missing_rows": points.missing_rows,
+        "ncp": pen / (total * points.width) if total else 0.0,
+        # NCP per QI (the report's per-QI loss): the run's NCP is their mean
+        "ncp_per_qi": [float(v / total) if total else 0.0 for v in per_qi],
+        **risk,  # classes, min_class_size, ...: the classes the guard releases
+    }
+
+
 __all__ = [
     "GOLDEN_ROLES",
     "HAND",
@@ -153,6 +308,9 @@ __all__ = [
     "disjoint",
     "golden",
     "output_of",
+    "reference_measures",
+    "reference_release",
+    "reference_widths",
     "released_age_zip",
     "run_on",
     "table_roles",

@@ -86,27 +86,6 @@ def _distinct(codes: np.ndarray, size: int) -> np.ndarray:
     return np.unique(codes)
 
 
-def widths_of(points: Points, partitions: list[np.ndarray]) -> np.ndarray:
-    """``_width`` of every partition (rows) and QI (columns), vectorized over the
-    partitions for numeric and categorical QIs (the same values)."""
-    from anonsql.algorithms.mondrian.release import partition_keys
-
-    out = np.zeros((len(partitions), points.width))
-    keys = partition_keys(points, partitions)
-    for j in range(points.width):
-        kind = points.kinds[j]
-        if kind == NUMERIC:
-            nums = points.numbers[j]
-            assert nums is not None  # a numeric QI's values as numbers
-            out[:, j] = [float(nums[k[j][1]] - nums[k[j][0]]) for k in keys]
-        elif kind == HIERARCHY:
-            counts = points.hierarchies[j].leaf_counts  # type: ignore[union-attr]
-            out[:, j] = [float(counts[k[j][0]] - 1) for k in keys]
-        else:
-            out[:, j] = [float(len(k[j]) - 1) for k in keys]
-    return out
-
-
 def _children_of(points: Points, j: int, codes: np.ndarray) -> np.ndarray | None:
     """For a hierarchy QI: each code's child of the codes' lowest common ancestor (None when
     all codes are one leaf)."""
@@ -427,5 +406,4 @@ __all__ = [
     "mondrian",
     "mondrian_groups",
     "mondrian_part_by_part",
-    "widths_of",
 ]

@@ -18,8 +18,13 @@ from typing import Any
 import numpy as np
 
 from anonsql.algorithms.mondrian.checker import Checker
-from anonsql.algorithms.mondrian.cuts import Spans, mondrian_groups, widths_of
-from anonsql.algorithms.mondrian.release import release
+from anonsql.algorithms.mondrian.cuts import Spans, mondrian_groups
+from anonsql.algorithms.mondrian.release import (
+    PartitionKeys,
+    part_of_rows,
+    partition_keys,
+    release,
+)
 from anonsql.algorithms.recoding import TableRecoding
 from anonsql.data.points import Points
 from anonsql.errors import InputError
@@ -28,16 +33,27 @@ from anonsql.models.base import PrivacyModel
 
 @dataclass
 class Partitioning:
-    """What a run decided: the groups (per controller), Mondrian's partitions, the recoding
-    and each histogram row's released class."""
+    """What a run decided: the groups (per controller), Mondrian's partitions (each
+    histogram row's partition and what each partition releases: ``keys``), the recoding and
+    each histogram row's released class."""
 
     groups: list[np.ndarray]
-    partitions: list[np.ndarray]
+    keys: PartitionKeys
     recoding: TableRecoding
     row_class: np.ndarray
     controller: np.ndarray
     timings: dict[str, float] = field(default_factory=dict)
     trees: list[Any] = field(default_factory=list)
+    #: the partitions' rows, as the in-memory path made them (None: built when asked)
+    parts: list[np.ndarray] | None = None
+
+    @property
+    def partitions(self) -> list[np.ndarray]:
+        """The histogram rows of each partition, in partition order (built from ``keys``
+        on the engine's path: the run itself reads ``keys`` only)."""
+        if self.parts is None:
+            self.parts = partitions_of(self.keys.part)
+        return self.parts
 
 
 def split_controllers(points: Points, m: int, seed: int) -> np.ndarray:
@@ -103,10 +119,11 @@ def partition(
     timings["mondrian"] = time.perf_counter() - t1
     timings["mondrian_cpu"] = time.process_time() - c1
     t2, c2 = time.perf_counter(), time.process_time()
-    recoding, row_class = release(points, parts)
+    keys = partition_keys(points, part_of_rows(len(points.counts), parts))
+    recoding, row_class = release(points, keys.part, keys)
     timings["release"] = time.perf_counter() - t2
     timings["release_cpu"] = time.process_time() - c2
-    return Partitioning(groups, parts, recoding, row_class, owner, timings, trees)
+    return Partitioning(groups, keys, recoding, row_class, owner, timings, trees, parts)
 
 
 def partitions_of(part_of_row: np.ndarray) -> list[np.ndarray]:
@@ -125,15 +142,15 @@ def engine_partitioning(
     histogram and each of its rows' partition."""
     owner = split_controllers(points, controllers, seed)
     groups = [g for c in range(controllers) if len(g := np.flatnonzero(owner == c))]
-    parts = partitions_of(part_of_row)
     t0, c0 = time.perf_counter(), time.process_time()
-    recoding, row_class = release(points, parts)
+    keys = partition_keys(points, part_of_row)
+    recoding, row_class = release(points, keys.part, keys)
     timings = {
         **timings,
         "release": time.perf_counter() - t0,
         "release_cpu": time.process_time() - c0,
     }
-    return Partitioning(groups, parts, recoding, row_class, owner, timings)
+    return Partitioning(groups, keys, recoding, row_class, owner, timings)
 
 
 def measures(points: Points, result: Partitioning, checker: Checker) -> dict[str, Any]:
@@ -149,13 +166,15 @@ def measures(points: Points, result: Partitioning, checker: Checker) -> dict[str
     spans = Spans.of(points)
     total = float(points.counts.sum())
     per_qi = np.zeros(points.width)  # each QI's penalty: its NCP is per_qi / total
-    widths = widths_of(points, result.partitions).tolist()
-    for rows, row_widths in zip(result.partitions, widths, strict=True):
-        w = float(points.counts[rows].sum())
-        for j in range(points.width):
-            span = spans.widths[j]
-            if span > 0:
-                per_qi[j] += w * row_widths[j] / span
+    keys = result.keys
+    # each partition's rows (whole numbers: exact in floating point whatever the order)
+    weight = np.bincount(keys.part, points.counts, minlength=keys.count)
+    for j in range(points.width):
+        span = spans.widths[j]
+        if span > 0 and keys.count:
+            # a cumulative sum adds the partitions one after the other, in partition order,
+            # as a loop over them does: the same floating point sum to the last bit
+            per_qi[j] = np.cumsum(weight * keys.widths[:, j] / span)[-1]
     pen = float(per_qi.sum())
     failing = int(sizes[~ok].sum())
     from anonsql.metrics.risk import risk_measures
@@ -164,7 +183,7 @@ def measures(points: Points, result: Partitioning, checker: Checker) -> dict[str
     return {
         "classes": ncls,
         "groups": len(result.groups),
-        "partitions": len(result.partitions),
+        "partitions": keys.count,
         "min_class_size": int(sizes.min()),
         "avg_class_size": float(sizes.mean()),
         "rows": int(total),
