@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 from sqlglot import exp
 
-from anonsql.backend.base import Backend
-from anonsql.backend.sql_templates import static, template
+from anonsql.backend.base import Backend, static
+from anonsql.backend.sql_templates import template
 
 
 class Provenance:

@@ -196,6 +196,27 @@ def test_templates_are_compiled_once_and_handed_out_as_copies():
         assert template("hierarchy/select_version", ref="b").sql("duckdb") == b.sql("duckdb")
 
 
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres", "spark"])
+def test_static_statements_are_generated_once_as_the_template_would_be(dialect):
+    from anonsql.backend.base import Rendered, generate, static
+
+    text = static("output/create_runs", dialect)
+    assert isinstance(text, Rendered) and text.dialect == dialect
+    assert text == generate(template("output/create_runs", dialect), dialect)
+    assert static("output/create_runs", dialect) is text  # generated once per process
+    with caches.disabled():
+        assert generate(static("output/create_runs", dialect), dialect) == text
+    with pytest.raises(KeyError, match="needs"):  # a template with placeholders needs values
+        static("hierarchy/select_version", dialect)
+
+
+def test_a_backend_refuses_sql_generated_for_another_engine(db):
+    from anonsql.backend.base import static
+
+    with pytest.raises(AssertionError, match="postgres"):
+        db.backend.execute(static("output/create_runs", "postgres"))
+
+
 _CHILD = """
 import json
 import sys

@@ -140,38 +140,6 @@ def template(name: str, /, dialect: str = "duckdb", **params: Any) -> exp.Expr:
     return exp.replace_placeholders(tree, **filled)
 
 
-class Rendered(str):
-    """SQL text generated for one dialect (:func:`static`): the backend of that dialect runs
-    it as it is; any other backend refuses it."""
-
-    dialect: str
-
-    def __new__(cls, text: str, dialect: str) -> Rendered:
-        out = super().__new__(cls, text)
-        out.dialect = dialect
-        return out
-
-
-@cache
-def _static(name: str, dialect: str) -> Rendered:
-    from anonsql.backend.base import generate
-
-    tree, wanted = _compiled(name, dialect)
-    if wanted:
-        raise KeyError(f"template {name!r} has placeholders {sorted(wanted)}: use template()")
-    return Rendered(generate(tree.copy(), dialect), dialect)
-
-
-def static(name: str, /, dialect: str = "duckdb") -> exp.Expr | Rendered:
-    """Template ``name``, which has no placeholder, as SQL text of ``dialect``: generated once
-    per process. The statements every connection or run makes of anonsql's own tables (its
-    ``CREATE TABLE IF NOT EXISTS``, the next run's id) cost one template fill and one SQL
-    generation each otherwise, about a millisecond, every time."""
-    if not caches.ENABLED:
-        return template(name, dialect)
-    return _static(name, dialect)
-
-
 def query_template(name: str, /, dialect: str = "duckdb", **params: Any) -> exp.Query:
     """:func:`template` of a template that is one query (a SELECT or a set operation), typed
     so: a caller selects from it, joins it or adds to it."""

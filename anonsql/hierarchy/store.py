@@ -23,8 +23,8 @@ import numpy as np
 from sqlglot import exp
 
 from anonsql.backend import caches
-from anonsql.backend.base import Backend
-from anonsql.backend.sql_templates import ident, static, table, template
+from anonsql.backend.base import Backend, static
+from anonsql.backend.sql_templates import ident, table, template
 from anonsql.errors import HierarchyError, InputError, MissingValuesError
 from anonsql.hierarchy.hierarchy import Hierarchy
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anonsql.backend.sql_templates import static, template
+from anonsql.backend.base import static
+from anonsql.backend.sql_templates import template
 from anonsql.errors import InputError
 
 if TYPE_CHECKING:
