@@ -16,10 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from sqlglot import exp
 
 #: what a suppressed row shows in every QI, whatever the recoding
 SUPPRESSED_LABEL = "*"
+
+#: string columns row by row: lists of lists, or a (rows, columns) object array
+Rows = list[list[str]] | np.ndarray
 
 
 @dataclass
@@ -33,19 +37,92 @@ class LevelRecoding:
 
 
 @dataclass
-class TableRecoding:
-    """Original QI tuple -> released labels and node ids (one row per distinct tuple)."""
+class Coded:
+    """Columns of strings held as codes into each column's values: row ``i`` of column ``j``
+    is ``values[j][codes[i, j]]``. The recoding of a million distinct tuples repeats a few
+    thousand values and labels per QI; held so, it is built and written without a Python
+    object per row (the writer hands the engine flat arrays)."""
 
-    original: list[list[str]]
-    generalized: list[list[str]]
-    nodes: list[list[int]]
+    #: (rows, columns) integer codes
+    codes: np.ndarray
+    #: per column, a 1-D object array of str (None for NULL)
+    values: list[np.ndarray]
+
+    @classmethod
+    def of(cls, columns: Coded | Rows) -> Coded:
+        """``columns`` as they are, or :meth:`of_rows` of them."""
+        return columns if isinstance(columns, Coded) else cls.of_rows(columns)
+
+    @classmethod
+    def of_rows(cls, rows: Rows) -> Coded:
+        """Row lists (or a 2-D object array): each column its own values, coded 0..n-1."""
+        table = np.asarray(rows, dtype=object)
+        if table.ndim != 2:  # no rows: no columns either
+            table = table.reshape(len(table), 0)
+        n, m = table.shape
+        codes = np.broadcast_to(np.arange(n, dtype=np.int64)[:, None], (n, m))
+        return cls(codes, [table[:, j] for j in range(m)])
+
+    @property
+    def count(self) -> int:
+        return len(self.codes)
+
+    def column(self, j: int) -> np.ndarray:
+        return self.values[j][self.codes[:, j]]
+
+    def rows(self) -> list[list[str]]:
+        """The rows as lists (for engines that take Python lists, and for tests)."""
+        m = len(self.values)
+        if m == 0:
+            return [[] for _ in range(self.count)]
+        return np.stack([self.column(j) for j in range(m)], axis=1).tolist()
+
+
+@dataclass
+class TableRecoding:
+    """Original QI tuple -> released labels and node ids (one row per distinct tuple), held
+    by column: ``original`` and ``generalized`` as :class:`Coded` columns, ``nodes`` as a
+    (tuples, QIs) integer array. Row lists (lists of lists) are accepted for each and
+    converted."""
+
+    original: Coded
+    generalized: Coded
+    nodes: np.ndarray
     output: str = ""  # set by the writer: the rows are stored under the output's name
 
     kind = "table"
 
+    def __post_init__(self) -> None:
+        # row lists given for the typed columns (tests, small producers) are converted here
+        self.original = Coded.of(self.original)
+        self.generalized = Coded.of(self.generalized)
+        nodes = np.asarray(self.nodes, dtype=np.int64)
+        self.nodes = nodes.reshape(len(nodes), self.width) if nodes.ndim != 2 else nodes
+        if not self.original.count == self.generalized.count == len(self.nodes):
+            raise AssertionError("the recoding's columns differ in length")
+
+    @classmethod
+    def of(
+        cls,
+        original: Coded | Rows,
+        generalized: Coded | Rows,
+        nodes: np.ndarray | list[list[int]],
+        output: str = "",
+    ) -> TableRecoding:
+        """A recoding from either form of each column (row lists are converted)."""
+        return cls(Coded.of(original), Coded.of(generalized), np.asarray(nodes), output)
+
     @property
     def width(self) -> int:
-        return len(self.original[0]) if self.original else 0
+        return len(self.original.values)
+
+    @property
+    def count(self) -> int:
+        return self.original.count
+
+    def rows(self) -> tuple[list[list[str]], list[list[str]], list[list[int]]]:
+        """Original tuples, labels and node ids as row lists."""
+        return self.original.rows(), self.generalized.rows(), self.nodes.tolist()
 
     def lookup_query(self, width: int | None = None) -> exp.Select:
         """``o<j>, g<j>, n<j>`` per QI, read from ``anonsql_recodings`` for this output
@@ -69,4 +146,4 @@ class TableRecoding:
 
 Recoding = LevelRecoding | TableRecoding
 
-__all__ = ["SUPPRESSED_LABEL", "LevelRecoding", "Recoding", "TableRecoding"]
+__all__ = ["SUPPRESSED_LABEL", "Coded", "LevelRecoding", "Recoding", "Rows", "TableRecoding"]

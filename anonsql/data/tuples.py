@@ -91,9 +91,10 @@ class WeightedTuples:
 
 def read_tuples(
     db, source: str, qis: list[str], label: str | None, missing: str
-) -> tuple[WeightedTuples, list[list[str]], int]:
+) -> tuple[WeightedTuples, np.ndarray, int]:
     """The distinct QI tuples with their counts (and label counts), each tuple's values as the
-    guard casts them (VARCHAR), and the number of rows left out for a NULL QI value."""
+    guard casts them (VARCHAR; a (tuples, QIs) object array of str), and the number of rows
+    left out for a NULL QI value."""
     be = db.backend
     if label is not None:
         be.require_columns(source, [label])
@@ -151,7 +152,7 @@ def read_tuples(
     u = int(inverse.max()) + 1
     first = np.empty(u, dtype=np.int64)
     first[inverse[::-1]] = np.arange(len(inverse))[::-1]  # one row per tuple
-    originals = keys.to_numpy()[first].tolist()
+    originals = keys.to_numpy(dtype=object)[first]
     counts = np.bincount(inverse, weights=df["n"].to_numpy(), minlength=u)
     values = np.zeros((u, m))
     values[inverse] = vals

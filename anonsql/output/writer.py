@@ -229,7 +229,7 @@ def run_query(
     guard = make_guard(db, spec, models, sensitive_key)
     recoding: Recoding
     if recoding_kind(params) == "table":
-        recoding = TableRecoding([], [], [], output=run["output"])
+        recoding = TableRecoding.of([], [], [], output=run["output"])
     else:
         recoding = LevelRecoding(keys, [int(run["levels"][q]) for q in qis])
     hs = [None if k is None else db.hierarchies.load(k) for k in keys]

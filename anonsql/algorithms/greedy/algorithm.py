@@ -12,7 +12,8 @@ import numpy as np
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.algorithms.catalog import SEE
 from anonsql.algorithms.greedy.gaa import GreedyModel, GreedyResult, _ldiv, _tclo, gaa
-from anonsql.algorithms.recoding import TableRecoding
+from anonsql.algorithms.recoding import Coded, TableRecoding
+from anonsql.data.classes import group_rows
 from anonsql.data.histogram import Histogram
 from anonsql.errors import InputError
 from anonsql.metrics.risk import risk_measures
@@ -135,21 +136,17 @@ class GreedyAlgorithm(Algorithm):
 
 
 def recoding_of(hist: Histogram, result: GreedyResult) -> TableRecoding:
-    """Each distinct original QI tuple and its class's labels and node ids."""
-    hs = hist.hierarchies
-    labels = [np.asarray(h.labels, dtype=object) for h in hs]
-    seen: set[tuple] = set()
-    original, generalized, node_ids = [], [], []
-    for r in range(len(hist.counts)):
-        key = tuple(labels[j][hist.codes[r, j]] for j in range(len(hs)))
-        if key in seen:  # histogram rows differ by sensitive value only
-            continue
-        seen.add(key)
-        cls = result.row_class[r]
-        original.append(list(key))
-        generalized.append([labels[j][result.nodes[cls, j]] for j in range(len(hs))])
-        node_ids.append([int(x) for x in result.nodes[cls]])
-    return TableRecoding(original, generalized, node_ids)
+    """Each distinct original QI tuple (in the order of its first histogram row: rows differ
+    by sensitive value too) and its class's labels and node ids, as codes into the
+    hierarchies' labels (leaves are distinct nodes, so distinct tuples are distinct codes)."""
+    labels = [np.asarray(h.labels, dtype=object) for h in hist.hierarchies]
+    codes = np.asarray(hist.codes, dtype=np.int64)
+    ids, n = group_rows(codes)
+    first = np.full(n, len(codes), dtype=np.int64)
+    np.minimum.at(first, ids, np.arange(len(codes), dtype=np.int64))
+    rows = np.sort(first)
+    nodes = np.asarray(result.nodes, dtype=np.int64)[result.row_class[rows]]
+    return TableRecoding(Coded(codes[rows], labels), Coded(nodes, labels), nodes)
 
 
 def greedy_measures(hist: Histogram, result: GreedyResult, metric: str) -> dict:

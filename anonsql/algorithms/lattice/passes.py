@@ -77,7 +77,7 @@ from anonsql.algorithms.lattice.algorithm import sensitive_hierarchy, suppressio
 from anonsql.algorithms.lattice.base import Search
 from anonsql.algorithms.lattice.heuristic import Heuristic as HeuristicSearch
 from anonsql.algorithms.lattice.searches import search as make_search
-from anonsql.algorithms.recoding import TableRecoding
+from anonsql.algorithms.recoding import Coded, TableRecoding
 from anonsql.backend.sql_templates import drop
 from anonsql.data.classes import Partition, group_rows
 from anonsql.data.histogram import Histogram
@@ -821,10 +821,9 @@ def _recoding(state: _State) -> TableRecoding:
         extra_codes, extra_nodes = _population_tuples(state)
         codes = np.concatenate([codes, extra_codes])
         nodes = np.concatenate([nodes, extra_nodes])
-    # object arrays of the labels: tolist() hands out the very str objects (no conversion)
-    original = np.stack([state.labels[j][codes[:, j]] for j in range(m)], axis=1)
-    generalized = np.stack([state.labels[j][nodes[:, j]] for j in range(m)], axis=1)
-    return TableRecoding(original.tolist(), generalized.tolist(), nodes.tolist())
+    # codes into each QI's labels (object arrays): no Python object per tuple
+    labels = [np.asarray(state.labels[j], dtype=object) for j in range(m)]
+    return TableRecoding(Coded(codes, labels), Coded(nodes, labels), nodes)
 
 
 def _solution_row(s, qis, result) -> dict:

@@ -25,7 +25,7 @@ import numpy as np
 from anonsql.algorithms.base import Algorithm, Outcome, RunContext
 from anonsql.algorithms.catalog import SEE
 from anonsql.algorithms.microaggregation.grouping import Grouping, group_means
-from anonsql.algorithms.recoding import TableRecoding
+from anonsql.algorithms.recoding import Coded, TableRecoding
 from anonsql.data.tuples import WeightedTuples, read_tuples
 from anonsql.errors import InputError
 from anonsql.metrics.risk import risk_measures
@@ -204,20 +204,23 @@ def supervised(data: WeightedTuples, z: np.ndarray, g: Grouping, k: int, seed: i
     return Grouping.joint(groups, mu + sd * codewords, {**g.info, **info})
 
 
-def recoding_of(originals: list[list[str]], g: Grouping) -> TableRecoding:
+def recoding_of(originals: np.ndarray, g: Grouping) -> TableRecoding:
+    """``originals``: each tuple's values as the guard casts them, a (tuples, QIs) object
+    array."""
     # each distinct released value is formatted once (1 M tuples share 200,000 prototypes)
-    columns = []
+    # and each QI's labels are codes into those
+    codes = np.zeros(g.released.shape, dtype=np.int64)
+    labels = []
     for j in range(g.released.shape[1]):
         # by bit pattern, so -0.0 and 0.0 keep their own labels
         bits = np.ascontiguousarray(g.released[:, j], dtype=np.float64).view(np.int64)
         values, inverse = np.unique(bits, return_inverse=True)
-        labels = np.array(
-            [LABEL_FORMAT.format(float(v)) for v in values.view(np.float64)], dtype=object
+        labels.append(
+            np.array([LABEL_FORMAT.format(float(v)) for v in values.view(np.float64)], dtype=object)
         )
-        columns.append(labels[inverse.reshape(-1)])
-    generalized = np.stack(columns, axis=1).tolist() if columns else [[] for _ in originals]
-    nodes = np.asarray(g.nodes, dtype=np.int64).tolist()
-    return TableRecoding(originals, generalized, nodes)
+        codes[:, j] = inverse.reshape(-1)
+    generalized = Coded(codes, labels)
+    return TableRecoding(Coded.of_rows(originals), generalized, np.asarray(g.nodes, np.int64))
 
 
 def release_measures(
