@@ -8,12 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
 from sqlglot import exp
 
-from anonsql.algorithms.recoding import Coded, Rows, TableRecoding
 from anonsql.backend.base import Backend, static
 from anonsql.backend.sql_templates import template
 
@@ -49,7 +46,7 @@ class Provenance:
         )
         return any(self.backend.same_relation(str(r[0]), output) for r in rows)
 
-    def _insert_frame(self, name: str, frame: pd.DataFrame | pa.Table, **params: Any) -> None:
+    def _insert_frame(self, name: str, frame: Any, **params: Any) -> None:
         self.backend.insert_frame(lambda staged: self._t(name, frame=staged, **params), frame)
 
     def record_run(self, run_id: int, **fields: Any) -> None:
@@ -61,20 +58,12 @@ class Provenance:
         self.backend.appends("anonsql_runs", exp.column("run_id").eq(run_id))
         self.backend.execute(self._t("output/insert_run", run_id=run_id, **as_json))
 
-    def replace_recodings(
-        self,
-        run_id: int,
-        output: str,
-        original: Coded | Rows,
-        generalized: Coded | Rows,
-        nodes: np.ndarray | list[list[int]],
-    ) -> None:
-        """The class values of a multidimensional recoding (GAA): each distinct original QI
-        tuple and its generalized labels, read by the output view (each column as a
-        :class:`TableRecoding` holds it, or row lists)."""
+    def replace_recodings(self, run_id: int, output: str, frame: Any) -> None:
+        """The class values of a multidimensional recoding (Mondrian, GAA, MDAV...): each
+        distinct original QI tuple, its generalized labels and node ids, read by the output
+        view. ``frame``: the rows as :meth:`TableRecoding.frame
+        <anonsql.algorithms.recoding.TableRecoding.frame>` gives them for this engine."""
         self.backend.execute(self._t("output/delete_recodings_of_output", output=output))
-        recoding = TableRecoding.of(original, generalized, nodes)
-        frame = recoding_frame(recoding, self.backend.dialect)
         self._insert_frame("output/insert_recodings", frame, run_id=run_id, output=output)
         self.backend.refresh_statistics("anonsql_recodings")
 
@@ -123,50 +112,3 @@ class Provenance:
 
     def runs(self) -> pd.DataFrame:
         return self.backend.fetch_df("SELECT * FROM anonsql_runs ORDER BY run_id")
-
-
-def recoding_frame(recoding: TableRecoding, dialect: str) -> pa.Table | pd.DataFrame:
-    """The rows of ``anonsql_recodings`` (``original``, ``generalized``, ``nodes``) in the form
-    the engine's ``insert_frame`` reads best."""
-    if dialect == "duckdb":
-        # DuckDB reads Arrow list columns as they are, where a frame of Python lists costs
-        # it a conversion per row (seconds at the 1.8 M tuples of 10 M rows)
-        return recoding_table(recoding)
-    return recoding_lists(recoding)
-
-
-def recoding_lists(recoding: TableRecoding) -> pd.DataFrame:
-    """A frame of Python lists: PostgreSQL's write_frame copies lists row by row (and types
-    its staging columns from them), and Spark's converts the frame to Arrow itself."""
-    original, generalized, nodes = recoding.rows()
-    return pd.DataFrame({"original": original, "generalized": generalized, "nodes": nodes})
-
-
-def recoding_table(recoding: TableRecoding) -> pa.Table:
-    """The recoding as an Arrow table of list columns (``original``, ``generalized``: lists
-    of strings; ``nodes``: lists of int64, cast to the stored INTEGER by the INSERT as a
-    frame's Python ints were), one row per tuple, built from flat arrays: row i's items are
-    the ``width`` values from i * width on."""
-    n, m = recoding.count, recoding.width
-    # 64-bit offsets only where 32-bit ones would overflow
-    big = n * m >= 2**31
-    offsets = pa.array(np.arange(n + 1, dtype=np.int64) * m, pa.int64() if big else pa.int32())
-    build = pa.LargeListArray.from_arrays if big else pa.ListArray.from_arrays
-
-    def strings(coded: Coded) -> pa.Array:
-        # every column's values in one Arrow array, the codes shifted to point into it: one
-        # take (in Arrow, no Python object) gives the items in row order
-        sizes = [len(v) for v in coded.values]
-        shift = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        values = pa.array(
-            np.concatenate(coded.values) if m else np.zeros(0, dtype=object), pa.string()
-        )
-        return values.take(pa.array((coded.codes + shift).ravel()))
-
-    return pa.table(
-        {
-            "original": build(offsets, strings(recoding.original)),
-            "generalized": build(offsets, strings(recoding.generalized)),
-            "nodes": build(offsets, pa.array(recoding.nodes.ravel(), pa.int64())),
-        }
-    )

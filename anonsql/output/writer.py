@@ -86,9 +86,7 @@ def publish(
         old_sample, orphans = stale_samples(db, spec.output, keep=outcome.release_source)
         if isinstance(recoding, TableRecoding):
             recoding.output = spec.output
-            prov.replace_recodings(
-                run_id, spec.output, recoding.original, recoding.generalized, recoding.nodes
-            )
+            prov.replace_recodings(run_id, spec.output, recoding.frame(backend.dialect))
         prov.replace_masks(run_id, spec.output, tokens.frame if tokens else None)
         query = guarded_query(
             backend.dialect,

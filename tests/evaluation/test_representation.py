@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anonsql.algorithms.recoding import TableRecoding
 from anonsql.cli.main import cli
 from anonsql.database import Database
 from anonsql.evaluation.representation import column_names, representation_query
@@ -55,7 +56,8 @@ def _record_tano(db, gender, race) -> int:
         original.append([g, r])
         generalized.append(["*", top])
         nodes.append([gender.root, race.node(top, 1 if top == "cetaceans" else 2)])
-    prov.replace_recodings(run_id, "tano", original, generalized, nodes)
+    recoding = TableRecoding.of(original, generalized, nodes)
+    prov.replace_recodings(run_id, "tano", recoding.frame(db.backend.dialect))
     prov.record_run(
         run_id,
         source="t",

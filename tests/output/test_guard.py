@@ -88,7 +88,8 @@ def test_recoding_table_guard_suppresses_new_tuples():
 
     prov = Provenance(db.backend)
     ab = h.node("ab", 1)
-    prov.replace_recodings(1, "o", [["a"], ["b"]], [["ab"], ["ab"]], [[ab], [ab]])
+    stored = TableRecoding([["a"], ["b"]], [["ab"], ["ab"]], [[ab], [ab]])
+    prov.replace_recodings(1, "o", stored.frame(db.backend.dialect))
     rec = TableRecoding([], [], [], output="o")
     out = db.backend.fetch_df(
         guarded_query("duckdb", "t", ["q"], ["q"], rec, Guard([KAnonymity(2)]))

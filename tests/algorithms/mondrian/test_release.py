@@ -144,7 +144,7 @@ def test_stored_recodings_are_the_row_lists(monkeypatch):
     columns built from the recoding's flat columns, is what the frame of Python lists (the
     row-wise recoding) stores: the same values, types and order. A table of numeric,
     categorical and hierarchy QIs, with a NULL-free value set of a few hundred tuples."""
-    import anonsql.provenance as provenance
+    import anonsql.algorithms.recoding as recoding
     from tests.helpers.partition import db_of, run_on
 
     rng = np.random.default_rng(7)
@@ -171,6 +171,6 @@ def test_stored_recodings_are_the_row_lists(monkeypatch):
         )
 
     columnar = stored()
-    monkeypatch.setattr(provenance, "recoding_table", provenance.recoding_lists)
+    monkeypatch.setattr(recoding, "recoding_table", recoding.recoding_lists)
     lists = stored()
     assert len(columnar) > 100 and columnar == lists
