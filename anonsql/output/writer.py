@@ -90,6 +90,10 @@ def publish(
                 run_id, spec.output, recoding.original, recoding.generalized, recoding.nodes
             )
         prov.replace_masks(run_id, spec.output, tokens.frame if tokens else None)
+        widths = None
+        if isinstance(recoding, LevelRecoding) and all(k is not None for k in keys):
+            # each QI's node-id bound: the classes are keyed by one packed column
+            widths = [db.hierarchies.load(k).size for k in keys if k is not None]
         query = guarded_query(
             backend.dialect,
             outcome.release_source or source,
@@ -101,6 +105,7 @@ def publish(
             masks=masks,
             output=spec.output,
             source_rows=outcome.measures.get("rows"),
+            widths=widths,
         )
         replace_output(db, spec.materialize, spec.output, query)
         if old_sample and old_sample != outcome.release_source:
@@ -260,6 +265,7 @@ def run_query(
         masks=masks,
         output=run["output"],
         mask_digests=mask_digests,
+        widths=[h.size for h in hs if h is not None] if all(h is not None for h in hs) else None,
     )
     return query, {"qis": qis, "columns": columns, "keys": keys, "hierarchies": hs}
 
