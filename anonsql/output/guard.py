@@ -118,10 +118,18 @@ def _subquery(query: exp.Expr, alias: str) -> exp.Subquery:
 
 
 def _mapping_joins(
-    q: exp.Select, dialect: str, qis: list[str], recoding: Recoding, alias: str, value
+    q: exp.Select,
+    dialect: str,
+    qis: list[str],
+    recoding: Recoding,
+    alias: str,
+    value,
+    widths: list[int] | None = None,
 ) -> tuple[exp.Select, list[exp.Expr], list[exp.Expr]]:
     """Join ``q`` (rows aliased ``alias``) to the transformation; returns the query, each QI's
-    node id and each QI's released label (NULL where the mapping lacks the value)."""
+    node id and each QI's released label (NULL where the mapping lacks the value). With
+    ``widths`` (level recodings), a map row whose node id is outside ``[0, width)`` matches
+    nothing: its value is unknown, as :func:`_packed_key` needs."""
     nodes: list[exp.Expr] = []
     labels: list[exp.Expr] = []
     if isinstance(recoding, LevelRecoding):
@@ -129,7 +137,17 @@ def _mapping_joins(
             m = f"{PREFIX}m{j}"
             # LEFT JOIN: a value the hierarchy lacks keeps its row (suppressed, not dropped);
             # an outer join also keeps PostgreSQL's row estimate at the source's size
-            on = _c("value", m).eq(value(qis[j], alias))
+            on: exp.Expr = _c("value", m).eq(value(qis[j], alias))
+            if widths is not None:
+                # the pinned hierarchy's node ids are 0 .. size - 1: only an edited map holds
+                # another, and its value is then suppressed rather than packed into the key of
+                # another class
+                in_range = exp.Between(
+                    this=_c("node", m),
+                    low=exp.convert(0),
+                    high=exp.convert(widths[j] - 1),
+                )
+                on = exp.and_(on, in_range, copy=False)
             left_join(q, _subquery(level_map(dialect, key, lv), m), on)
             nodes.append(_c("node", m))
             labels.append(_c("generalized", m))
@@ -141,6 +159,39 @@ def _mapping_joins(
     )
     left_join(q, _subquery(recoding.lookup_query(len(qis)), r), rec_on)
     return q, [_c(f"n{j}", r) for j in range(len(qis))], [_c(f"g{j}", r) for j in range(len(qis))]
+
+
+#: the largest packed class key: every engine's BIGINT (a signed 64-bit integer)
+_KEY_MAX = 2**63 - 1
+
+
+def _packable(widths: list[int] | None) -> bool:
+    """Whether node ids bounded by ``widths`` pack into one BIGINT (:func:`_packed_key`)."""
+    if widths is None or not widths or any(w < 1 for w in widths):
+        return False
+    product = 1
+    for w in widths:
+        product *= w
+    return product - 1 <= _KEY_MAX
+
+
+def _packed_key(nodes: list[exp.Expr], widths: list[int]) -> exp.Expr:
+    """One BIGINT per row for the node ids ``nodes`` (each in ``[0, width)``): the mixed-radix
+    number ``(..(n0 * w1 + n1) * w2 + ..) + n<m-1>``, NULL when any node id is NULL. Distinct
+    node tuples get distinct keys, and the keys sort as the tuples do (n0 first), so a class's
+    ROW_NUMBER and the risk thresholds' size-then-nodes order are those of the node ids. The
+    classes' GROUP BY and the verdict join then compare one column instead of one per QI
+    (Adult, 8 QIs: view scan 24.8 -> 23.1 ms on DuckDB, 94.8 -> 79.5 ms on PostgreSQL)."""
+    key: exp.Expr = exp.cast(nodes[0].copy(), "BIGINT")
+    for nd, w in zip(nodes[1:], widths[1:], strict=True):
+        key = exp.Add(
+            this=exp.Mul(
+                this=exp.paren(key, copy=False) if isinstance(key, exp.Add) else key,
+                expression=exp.convert(w),
+            ),
+            expression=nd.copy(),
+        )
+    return key
 
 
 def level_map(dialect: str, key: str, level: int) -> exp.Expr:
@@ -325,6 +376,7 @@ def guarded_query(
     output: str | None = None,
     mask_digests: bool = False,
     source_rows: int | None = None,
+    widths: list[int] | None = None,
 ) -> exp.Select:
     """SELECT of the released rows of ``source`` (``columns``, QIs as labels).
 
@@ -338,10 +390,22 @@ def guarded_query(
 
     ``source_rows``: the source's size when known (at publication); it only chooses how the
     engine evaluates the mapped rows (:data:`MATERIALIZE_ROWS`), never what a read
-    releases."""
+    releases.
+
+    ``widths``: each QI's hierarchy size (level recodings; node ids 0 .. size - 1). When the
+    node ids pack into one BIGINT (:func:`_packed_key`), the classes are keyed by that one
+    column ``nk`` instead of one node id per QI (not with ``roots``, which release each QI's
+    node, nor with a population table, grouped by node ids of its own)."""
     check_source_name(source)
     m = len(qis)
-    n_cols = [f"n{j}" for j in range(m)]
+    packed = (
+        isinstance(recoding, LevelRecoding)
+        and roots is None
+        and guard.population is None
+        and _packable(widths)
+    )
+    bounds = widths if packed else None
+    n_cols = ["nk"] if packed else [f"n{j}" for j in range(m)]
     # k-anonymity alone needs class sizes only; any other model reads the model relations
     # (without a sensitive attribute, over one constant sensitive value)
     simple = guard.k_only and all(mdl.name == "k-anonymity" for mdl in guard.models)
@@ -355,7 +419,8 @@ def guarded_query(
     # 0. every source row with its transformation, once (``r``): the source columns the
     #    query reads (under generated names c<i>, so no source column can clash with the
     #    others), each QI's node id n<j> (NULL: the mapping lacks the value) and label g<j>,
-    #    and ``k`` (1: the mapping knows every QI value of the row). Both passes below read
+    #    and ``k`` (1: the mapping knows every QI value of the row); or, packed, the node ids
+    #    as one key ``nk`` (NULL: the mapping lacks a value) and the labels. Both passes read
     #    these rows, so the mapping joins appear once in the query: a query of half the
     #    joins to plan, and on a small source (``source_rows``) rows mapped once.
     rows_name = f"{PREFIX}r"
@@ -374,18 +439,38 @@ def guarded_query(
         *[exp.alias_(column(c, "s"), f"c{i}") for i, c in enumerate(read)]
     ).from_(exp.alias_(table(source), "s", table=True))
     mapped_rows, row_nodes, row_labels = _mapping_joins(
-        mapped_rows, dialect, qis, recoding, "s", _raw
+        mapped_rows, dialect, qis, recoding, "s", _raw, bounds
     )
-    every_known = exp.and_(*[nd.is_(exp.null()).not_() for nd in row_nodes], copy=False)
-    mapped_rows = mapped_rows.select(
-        *[exp.alias_(nd, n) for nd, n in zip(row_nodes, n_cols, strict=True)],
-        *[exp.alias_(lb, f"g{j}") for j, lb in enumerate(row_labels)],
-        exp.alias_(
-            exp.Case(ifs=[exp.If(this=every_known, true=exp.convert(1))], default=exp.convert(0)),
-            "k",
-        ),
-        copy=False,
-    )
+    labels = [exp.alias_(lb, f"g{j}") for j, lb in enumerate(row_labels)]
+    # ``unknown``: the row's test that the mapping lacks one of its QI values; ``known``, the
+    # classes' aggregate of it (step 1)
+    unknown: exp.Expr
+    known_row: exp.Expr
+    if bounds is not None:
+        # the packed key is NULL exactly when a node id is, so the rows carry no column ``k``
+        # (its NULL test per QI and its copy in the mapped rows: 92.2 against 78.4 ms for a
+        # scan of the Adult view on PostgreSQL)
+        key = exp.alias_(_packed_key(row_nodes, bounds), n_cols[0])
+        mapped_rows = mapped_rows.select(key, *labels, copy=False)
+        unknown = _c(n_cols[0], "r").is_(exp.null())
+        known_row = exp.Case(
+            ifs=[exp.If(this=unknown.copy(), true=exp.convert(0))], default=exp.convert(1)
+        )
+    else:
+        every_known = exp.and_(*[nd.is_(exp.null()).not_() for nd in row_nodes], copy=False)
+        mapped_rows = mapped_rows.select(
+            *[exp.alias_(nd, n) for nd, n in zip(row_nodes, n_cols, strict=True)],
+            *labels,
+            exp.alias_(
+                exp.Case(
+                    ifs=[exp.If(this=every_known, true=exp.convert(1))], default=exp.convert(0)
+                ),
+                "k",
+            ),
+            copy=False,
+        )
+        unknown = _c("k", "r").eq(exp.convert(0))
+        known_row = _c("k", "r")
 
     def raw(name: str) -> exp.Expr:
         return as_text(src[name].copy())
@@ -421,7 +506,7 @@ def guarded_query(
         exp.select(
             *keys,
             exp.alias_(exp.Count(this=exp.Star()), "n"),
-            exp.alias_(exp.Min(this=_c("k", "r")), "known"),
+            exp.alias_(exp.Min(this=known_row), "known"),
         )
         .from_(exp.alias_(table(rows_name), "r", table=True))
         .group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))], copy=False)
@@ -595,7 +680,7 @@ def guarded_query(
     if failing_only:
         # a value the mapping lacks, or a failing class
         suppressed: exp.Expr = exp.or_(
-            _c("k", "r").eq(exp.convert(0)),
+            unknown,
             exp.not_(exp.func("COALESCE", _c("ok", "ok"), exp.true())),
             copy=False,
         )

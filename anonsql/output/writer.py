@@ -88,6 +88,10 @@ def publish(
             recoding.output = spec.output
             prov.replace_recodings(run_id, spec.output, recoding.frame(backend.dialect))
         prov.replace_masks(run_id, spec.output, tokens.frame if tokens else None)
+        widths = None
+        if isinstance(recoding, LevelRecoding) and all(k is not None for k in keys):
+            # each QI's node-id bound: the classes are keyed by one packed column
+            widths = [db.hierarchies.load(k).size for k in keys if k is not None]
         query = guarded_query(
             backend.dialect,
             outcome.release_source or source,
@@ -99,6 +103,7 @@ def publish(
             masks=masks,
             output=spec.output,
             source_rows=outcome.measures.get("rows"),
+            widths=widths,
         )
         replace_output(db, spec.materialize, spec.output, query)
         if old_sample and old_sample != outcome.release_source:
@@ -258,6 +263,7 @@ def run_query(
         masks=masks,
         output=run["output"],
         mask_digests=mask_digests,
+        widths=[h.size for h in hs if h is not None] if all(h is not None for h in hs) else None,
     )
     return query, {"qis": qis, "columns": columns, "keys": keys, "hierarchies": hs}
 

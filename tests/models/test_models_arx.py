@@ -447,8 +447,10 @@ def test_guard_matches_brute_force_after_edits(data, case):
     db.backend.write_frame("t", edited.astype(object).where(edited.notna(), None))
     guard = Guard([GUARD_MODELS[n][0]() for n in names], "s")
     qis = [h.name for h in hs]
+    # the classes keyed by their node ids, or by one packed key (as published)
+    widths = data.draw(st.sampled_from([None, [h.size for h in hs]]))
     query = guarded_query(
-        "duckdb", "t", [*qis, "s", "rid"], qis, LevelRecoding(keys, levels), guard
+        "duckdb", "t", [*qis, "s", "rid"], qis, LevelRecoding(keys, levels), guard, widths=widths
     )
     got = db.backend.fetch_df(query).set_index("rid").sort_index()
     want = expected_release(edited.set_index("rid"), hs, levels, names).sort_index()

@@ -49,6 +49,8 @@ def test_guard_matches_brute_force_after_edits(data, case):
     # the mapped rows kept once (a small source at publication: MATERIALIZED) or mapped
     # again where read (NOT MATERIALIZED): the same rows either way
     source_rows = data.draw(st.sampled_from([None, len(df)]))
+    # the classes keyed by their node ids, or by one packed key (as published)
+    widths = data.draw(st.sampled_from([None, [h.size for h in hs]]))
     query = guarded_query(
         "duckdb",
         "t",
@@ -57,6 +59,7 @@ def test_guard_matches_brute_force_after_edits(data, case):
         LevelRecoding(keys, levels),
         guard,
         source_rows=source_rows,
+        widths=widths,
     )
     got = db.backend.fetch_df(query).set_index("rid").sort_index()
     want = expected_release(edited.set_index("rid"), hs, levels, names).sort_index()
@@ -77,6 +80,36 @@ def test_unknown_value_at_level_zero_is_suppressed_everywhere():
         guarded_query("duckdb", "t", ["q", "g"], ["q", "g"], rec, Guard([KAnonymity(2)]))
     )
     assert sorted(map(tuple, out.values.tolist())) == [("*", "*")] * 2 + [("a", "x")] * 3
+
+
+def test_packed_key_suppresses_a_node_id_outside_the_hierarchy():
+    """A map row edited to a node id outside the pinned hierarchy's cannot give its rows
+    another class's packed key (and count with it): its value is unknown, suppressed."""
+    db = Database.open(":memory:")
+    h = Hierarchy.from_rows("q", [["a", "*"], ["b", "*"]])
+    g = Hierarchy.from_rows("g", [["x", "*"], ["y", "*"]])
+    db.hierarchies.save(h)
+    db.hierarchies.save(g)
+    db.backend.write_frame("t", pd.DataFrame([("a", "x"), ("b", "y")], columns=["q", "g"]))
+    keys = [db.hierarchies.pin("q"), db.hierarchies.pin("g")]
+    query = guarded_query(
+        "duckdb",
+        "t",
+        ["q", "g"],
+        ["q", "g"],
+        LevelRecoding(keys, [0, 0]),
+        Guard([KAnonymity(2)]),
+        widths=[h.size, g.size],
+    )
+    # y's node id such that (b, y) packs to (a, x)'s key: a class of 2 if it were packed
+    forged = (h.node("a", 0) - h.node("b", 0)) * g.size + g.node("x", 0)
+    db.backend.execute(
+        "UPDATE anonsql_hierarchy_map SET node = ? WHERE hierarchy = ? AND level = 0 "
+        "AND value = 'y'",
+        [forged, keys[1]],
+    )
+    out = db.backend.fetch_df(query)
+    assert sorted(map(tuple, out.values.tolist())) == [("*", "*")] * 2
 
 
 def test_recoding_table_guard_suppresses_new_tuples():

@@ -30,6 +30,9 @@ from tests.helpers.statements import STATEMENTS
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 QIS = ["age", "sex", 'zip"; --']
+#: the QIs' hierarchy sizes, as a publication passes them: the classes keyed by one packed
+#: BIGINT (the cases without them show the node ids one per QI)
+WIDTHS = [100, 3, 1000]
 
 
 def check(name: str, sql: str) -> None:
@@ -60,6 +63,7 @@ CASES = {
             QIS,
             LevelRecoding(["age@1", "sex@2", "zip@3"], [2, 0, 3]),
             Guard([KAnonymity(5)]),
+            widths=WIDTHS,
         ),
     ).sql("duckdb", pretty=True),
     "output_table_l_t": lambda: create_statement(
@@ -77,6 +81,7 @@ CASES = {
                 "income@4",
                 2,
             ),
+            widths=WIDTHS,
         ),
     ).sql("duckdb", pretty=True),
     "output_view_recodings_drop_suppressed": lambda: guarded_query(
@@ -95,6 +100,7 @@ CASES = {
         QIS,
         LevelRecoding(["age@1", "sex@2", "zip@3"], [2, 0, 3]),
         Guard([KAnonymity(5), OrderedDistanceEMD(0.2)], "income"),
+        widths=WIDTHS,
     ).sql("postgres", pretty=True),
     # masked identifiers (issue 26): key-less masks in SQL, keyed ones looked up by value in
     # anonsql_masks (by digest in a deployed copy, on PostgreSQL)

@@ -2,19 +2,12 @@ CREATE OR REPLACE VIEW "people_k5" AS
 WITH "__anonsql_r" AS NOT MATERIALIZED (
   SELECT
     s."id" AS c0,
-    __anonsql_m0."node" AS n0,
-    __anonsql_m1."node" AS n1,
-    __anonsql_m2."node" AS n2,
+    (
+      CAST(__anonsql_m0."node" AS BIGINT) * 3 + __anonsql_m1."node"
+    ) * 1000 + __anonsql_m2."node" AS nk,
     __anonsql_m0."generalized" AS g0,
     __anonsql_m1."generalized" AS g1,
-    __anonsql_m2."generalized" AS g2,
-    CASE
-      WHEN NOT __anonsql_m0."node" IS NULL
-      AND NOT __anonsql_m1."node" IS NULL
-      AND NOT __anonsql_m2."node" IS NULL
-      THEN 1
-      ELSE 0
-    END AS k
+    __anonsql_m2."generalized" AS g2
   FROM "people" AS s
   LEFT JOIN (
     SELECT
@@ -30,6 +23,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
       MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(s."age" AS TEXT)
+    AND __anonsql_m0."node" BETWEEN 0 AND 99
   LEFT JOIN (
     SELECT
       m.value,
@@ -44,6 +38,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
       MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(s."sex" AS TEXT)
+    AND __anonsql_m1."node" BETWEEN 0 AND 2
   LEFT JOIN (
     SELECT
       m.value,
@@ -58,23 +53,18 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
       MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(s."zip""; --" AS TEXT)
+    AND __anonsql_m2."node" BETWEEN 0 AND 999
 ), "__anonsql_g" AS (
   SELECT
-    r."n0" AS n0,
-    r."n1" AS n1,
-    r."n2" AS n2,
+    r."nk" AS nk,
     COUNT(*) AS n,
-    MIN(r."k") AS known
+    MIN(CASE WHEN r."nk" IS NULL THEN 0 ELSE 1 END) AS known
   FROM "__anonsql_r" AS r
   GROUP BY
-    1,
-    2,
-    3
+    1
 ), "__anonsql_ok" AS (
   SELECT
-    g."n0" AS n0,
-    g."n1" AS n1,
-    g."n2" AS n2,
+    g."nk" AS nk,
     g."n" >= 5 AS ok
   FROM "__anonsql_g" AS g
   WHERE
@@ -82,9 +72,9 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
 )
 SELECT
   r."c0" AS "id",
-  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g0" END AS "age",
-  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g1" END AS "sex",
-  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g2" END AS "zip""; --"
+  CASE WHEN r."nk" IS NULL OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g0" END AS "age",
+  CASE WHEN r."nk" IS NULL OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g1" END AS "sex",
+  CASE WHEN r."nk" IS NULL OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g2" END AS "zip""; --"
 FROM "__anonsql_r" AS r
 LEFT JOIN "__anonsql_ok" AS ok
-  ON ok."n0" = r."n0" AND ok."n1" = r."n1" AND ok."n2" = r."n2"
+  ON ok."nk" = r."nk"

@@ -1,19 +1,12 @@
 WITH "__anonsql_r" AS NOT MATERIALIZED (
   SELECT
     s."income" AS c0,
-    __anonsql_m0."node" AS n0,
-    __anonsql_m1."node" AS n1,
-    __anonsql_m2."node" AS n2,
+    (
+      CAST(__anonsql_m0."node" AS BIGINT) * 3 + __anonsql_m1."node"
+    ) * 1000 + __anonsql_m2."node" AS nk,
     __anonsql_m0."generalized" AS g0,
     __anonsql_m1."generalized" AS g1,
-    __anonsql_m2."generalized" AS g2,
-    CASE
-      WHEN NOT __anonsql_m0."node" IS NULL
-      AND NOT __anonsql_m1."node" IS NULL
-      AND NOT __anonsql_m2."node" IS NULL
-      THEN 1
-      ELSE 0
-    END AS k
+    __anonsql_m2."generalized" AS g2
   FROM "people" AS s
   LEFT JOIN (
     SELECT
@@ -29,6 +22,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
       MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m0
     ON __anonsql_m0."value" = CAST(s."age" AS VARCHAR)
+    AND __anonsql_m0."node" BETWEEN 0 AND 99
   LEFT JOIN (
     SELECT
       m.value,
@@ -43,6 +37,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
       MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m1
     ON __anonsql_m1."value" = CAST(s."sex" AS VARCHAR)
+    AND __anonsql_m1."node" BETWEEN 0 AND 2
   LEFT JOIN (
     SELECT
       m.value,
@@ -57,25 +52,20 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
       MIN(m.generalized) = MAX(m.generalized) AND MIN(m.node) = MAX(m.node)
   ) AS __anonsql_m2
     ON __anonsql_m2."value" = CAST(s."zip""; --" AS VARCHAR)
+    AND __anonsql_m2."node" BETWEEN 0 AND 999
 ), "__anonsql_g" AS MATERIALIZED (
   SELECT
-    r."n0" AS n0,
-    r."n1" AS n1,
-    r."n2" AS n2,
+    r."nk" AS nk,
     COALESCE(CAST(r."c0" AS VARCHAR), 'NULL') AS s,
     COUNT(*) AS n,
-    MIN(r."k") AS known
+    MIN(CASE WHEN r."nk" IS NULL THEN 0 ELSE 1 END) AS known
   FROM "__anonsql_r" AS r
   GROUP BY
     1,
-    2,
-    3,
-    4
+    2
 ), "__anonsql_known" AS (
   SELECT
-    g."n0" AS n0,
-    g."n1" AS n1,
-    g."n2" AS n2,
+    g."nk" AS nk,
     g."s",
     g."n"
   FROM "__anonsql_g" AS g
@@ -83,25 +73,19 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     g."known" = 1
 ), "__anonsql_cs" AS (
   SELECT
-    "n0",
-    "n1",
-    "n2",
+    "nk",
     "s",
     "n" AS c
   FROM "__anonsql_known"
 ), "__anonsql_ck" AS (
   SELECT
-    "n0",
-    "n1",
-    "n2",
-    ROW_NUMBER() OVER (ORDER BY "n0", "n1", "n2") AS class_id,
+    "nk",
+    ROW_NUMBER() OVER (ORDER BY "nk") AS class_id,
     SUM("c") AS size,
     SUM(CASE WHEN "s" <> 'NULL' THEN "c" ELSE 0 END) AS vals
   FROM "__anonsql_cs"
   GROUP BY
-    "n0",
-    "n1",
-    "n2"
+    "nk"
 ), "__anonsql_classes" AS (
   SELECT
     k.class_id,
@@ -116,7 +100,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     CAST(x.c AS DOUBLE PRECISION) AS c
   FROM __anonsql_cs AS x
   JOIN __anonsql_ck AS k
-    ON x.n0 = k.n0 AND x.n1 = k.n1 AND x.n2 = k.n2
+    ON x.nk = k.nk
   WHERE
     x.s <> 'NULL'
 ), "__anonsql_overall" AS (
@@ -186,9 +170,7 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     ON v1."class_id" = c."class_id"
 ), "__anonsql_ok" AS (
   SELECT
-    k."n0",
-    k."n1",
-    k."n2",
+    k."nk",
     o."ok"
   FROM "__anonsql_ck" AS k
   JOIN "__anonsql_class_ok" AS o
@@ -197,9 +179,9 @@ WITH "__anonsql_r" AS NOT MATERIALIZED (
     NOT o."ok"
 )
 SELECT
-  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g0" END AS "age",
-  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g1" END AS "sex",
-  CASE WHEN r."k" = 0 OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g2" END AS "zip""; --"
+  CASE WHEN r."nk" IS NULL OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g0" END AS "age",
+  CASE WHEN r."nk" IS NULL OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g1" END AS "sex",
+  CASE WHEN r."nk" IS NULL OR NOT COALESCE(ok."ok", TRUE) THEN '*' ELSE r."g2" END AS "zip""; --"
 FROM "__anonsql_r" AS r
 LEFT JOIN "__anonsql_ok" AS ok
-  ON ok."n0" = r."n0" AND ok."n1" = r."n1" AND ok."n2" = r."n2"
+  ON ok."nk" = r."nk"
