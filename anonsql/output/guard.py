@@ -33,6 +33,7 @@ table and as the run's search counted it (rows with values a hierarchy lacks inc
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -169,10 +170,7 @@ def _packable(widths: list[int] | None) -> bool:
     """Whether node ids bounded by ``widths`` pack into one BIGINT (:func:`_packed_key`)."""
     if widths is None or not widths or any(w < 1 for w in widths):
         return False
-    product = 1
-    for w in widths:
-        product *= w
-    return product - 1 <= _KEY_MAX
+    return math.prod(widths) - 1 <= _KEY_MAX
 
 
 def _packed_key(nodes: list[exp.Expr], widths: list[int]) -> exp.Expr:
